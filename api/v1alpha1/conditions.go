@@ -1,0 +1,88 @@
+package v1alpha1
+
+// Condition types. All have positive polarity: Status=True is the healthy state.
+const (
+	// ReadyCondition summarizes the object: True when everything this cluster is responsible
+	// for is in place and healthy.
+	ReadyCondition = "Ready"
+
+	// AllocatedCondition (Workload) is True when this cluster computed an allocation for the
+	// Workload from its spec.
+	AllocatedCondition = "Allocated"
+
+	// ClusterIdentifiedCondition (Federation) is True when the operator found the
+	// ClusterMember named by its --cluster-name.
+	ClusterIdentifiedCondition = "ClusterIdentified"
+
+	// MembersPresentCondition (Federation) is True when every member of the roster has a
+	// ClusterMember object in this cluster.
+	MembersPresentCondition = "MembersPresent"
+
+	// ClusterIDsValidCondition (Federation) is True when every member's cluster ID is unique and
+	// within the range allowed by maxConnectedClusters.
+	ClusterIDsValidCondition = "ClusterIDsValid"
+
+	// ClusterNamesValidCondition (Federation) is True when every member name is DNS-safe and at
+	// most 32 characters, as Cilium ClusterMesh requires.
+	ClusterNamesValidCondition = "ClusterNamesValid"
+
+	// PodCIDRsDisjointCondition (Federation) is True when no two members' pod CIDRs overlap.
+	PodCIDRsDisjointCondition = "PodCIDRsDisjoint"
+
+	// LocalMemberListedCondition (Federation) is True when the local cluster is in the roster.
+	LocalMemberListedCondition = "LocalMemberListed"
+
+	// BoundCondition (DatastoreBinding) is True when the local Secret and every key it needs
+	// exist and the env vars are wired into the workload.
+	BoundCondition = "Bound"
+)
+
+// Condition reasons, shared by all kinds. Event reasons equal condition reasons.
+const (
+	// Generic.
+	ReasonSucceeded         = "Succeeded"
+	ReasonProgressing       = "Progressing"
+	ReasonInvalidSpec       = "InvalidSpec"
+	ReasonConflict          = "Conflict"
+	ReasonClusterUnknown    = "ClusterUnknown"
+	ReasonReconcileFailed   = "ReconcileFailed"
+	ReasonWorkloadNotFound  = "WorkloadNotFound"
+	ReasonNotTargeted       = "NotTargeted"
+	ReasonDeploymentPending = "DeploymentPending"
+	ReasonDegraded          = "Degraded"
+
+	// Federation.
+	ReasonMemberMissing        = "MemberMissing"
+	ReasonDuplicateClusterID   = "DuplicateClusterID"
+	ReasonClusterIDOutOfRange  = "ClusterIDOutOfRange"
+	ReasonInvalidClusterName   = "InvalidClusterName"
+	ReasonPodCIDROverlap       = "PodCIDROverlap"
+	ReasonLocalMemberMissing   = "LocalMemberMissing"
+	ReasonClusterMemberMissing = "ClusterMemberMissing"
+
+	// DatastoreBinding.
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonSecretKeyMissing = "SecretKeyMissing"
+)
+
+// Labels and annotations the operator writes.
+const (
+	// ManagedByLabel marks every object the operator creates; its value is ManagedByValue.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of ManagedByLabel on objects Polykube created.
+	ManagedByValue = "polykube"
+	// WorkloadNameLabel names the Workload an object belongs to; it is also the pod selector.
+	WorkloadNameLabel = "polykube.kismet.io/workload"
+	// ServiceEndpointNameLabel names the ServiceEndpoint that owns a Service.
+	ServiceEndpointNameLabel = "polykube.kismet.io/service-endpoint"
+	// ClusterLabel names the cluster whose operator created the object.
+	ClusterLabel = "polykube.kismet.io/cluster"
+)
+
+// Workload phases reported for the local target.
+const (
+	PhasePending     = "Pending"
+	PhaseProgressing = "Progressing"
+	PhaseReady       = "Ready"
+	PhaseDegraded    = "Degraded"
+)

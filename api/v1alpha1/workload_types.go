@@ -1,0 +1,235 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Distribution strategies.
+const (
+	// StrategyStatic runs exactly the replicas given on each target.
+	StrategyStatic = "Static"
+	// StrategyMultiCloudWeighted keeps each target's explicit replicas and splits the rest of
+	// distribution.replicas across the other targets in proportion to their weights.
+	StrategyMultiCloudWeighted = "MultiCloudWeighted"
+)
+
+// WorkloadSpec is a portable backend workload: a pod template and how its replicas are
+// distributed over the member clusters.
+type WorkloadSpec struct {
+	// Distribution says how many replicas run in which cluster.
+	// +required
+	Distribution Distribution `json:"distribution"`
+
+	// Template is the pod template of the Deployment each targeted cluster runs.
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// Ports, when set, make the operator create a ClusterIP Service named after the Workload
+	// in every targeted cluster, selecting the Workload's pods.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	Ports []WorkloadPort `json:"ports,omitempty"`
+}
+
+// Distribution is the placement of a Workload's replicas over clusters.
+//
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.replicas)",message="spec.distribution.replicas is only allowed with strategy MultiCloudWeighted; with Static set replicas on each target"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || self.targets.all(t, has(t.replicas))",message="spec.distribution.targets[].replicas is required on every target when strategy is Static"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || has(self.replicas) || self.targets.all(t, has(t.replicas))",message="spec.distribution: with strategy MultiCloudWeighted set either distribution.replicas (a total split by weight) or replicas on every target"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || !has(self.replicas) || self.targets.all(t, has(t.replicas) || has(t.weight))",message="spec.distribution.targets[].weight is required on every target without replicas when strategy is MultiCloudWeighted and distribution.replicas is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() <= self.replicas",message="spec.distribution.replicas must be at least the sum of the targets' explicit replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() == self.replicas || self.targets.exists(t, !has(t.replicas) && has(t.weight) && t.weight > 0)",message="spec.distribution: the replicas left after the targets' explicit replicas need at least one target with a weight above 0 and no explicit replicas"
+type Distribution struct {
+	// Strategy is Static (each target's replicas as given) or MultiCloudWeighted (explicit
+	// replicas stand; a total in replicas is split over the other targets by weight).
+	// +required
+	// +kubebuilder:validation:Enum=Static;MultiCloudWeighted
+	Strategy string `json:"strategy"`
+
+	// Replicas is the total to distribute with MultiCloudWeighted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Targets are the clusters the Workload may run in.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=511
+	// +listType=map
+	// +listMapKey=clusterRef
+	Targets []DistributionTarget `json:"targets"`
+}
+
+// DistributionTarget is one cluster's share of a Workload.
+type DistributionTarget struct {
+	// ClusterRef is the name of a ClusterMember.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	ClusterRef string `json:"clusterRef"`
+
+	// Replicas is this cluster's explicit replica count. With MultiCloudWeighted it is kept
+	// as given and taken out of the total before the weighted split.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Weight is this cluster's relative share of the total with MultiCloudWeighted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Weight *int32 `json:"weight,omitempty"`
+}
+
+// WorkloadPort is a port of the Workload's Service.
+type WorkloadPort struct {
+	// Name of the port, a DNS label.
+	// +required
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Port is the Service port.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// TargetPort is the container port; defaults to Port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	TargetPort int32 `json:"targetPort,omitempty"`
+
+	// Protocol of the port.
+	// +optional
+	// +kubebuilder:default=TCP
+	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+}
+
+// TargetStatus is one target's allocation as computed in the reporting cluster; the entry for
+// the reporting cluster itself (Local) also carries what its Deployment observed.
+type TargetStatus struct {
+	// Cluster is the target's clusterRef.
+	Cluster string `json:"cluster"`
+
+	// DesiredReplicas is the allocation this cluster computed for the target.
+	DesiredReplicas int32 `json:"desiredReplicas"`
+
+	// Local is true on the entry of the cluster that wrote this status.
+	// +optional
+	Local bool `json:"local,omitempty"`
+
+	// ReadyReplicas observed on the local Deployment.
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+
+	// AvailableReplicas observed on the local Deployment.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+
+	// UpdatedReplicas observed on the local Deployment.
+	// +optional
+	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+
+	// Phase of the local slice: Pending, Progressing, Ready or Degraded.
+	// +optional
+	// +kubebuilder:validation:Enum=Pending;Progressing;Ready;Degraded
+	Phase string `json:"phase,omitempty"`
+
+	// ObservedGeneration is the Workload generation the local entry reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastUpdateTime is when the local entry last changed.
+	// +optional
+	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
+}
+
+// WorkloadStatus is written by the operator of each cluster, about that cluster.
+type WorkloadStatus struct {
+	// ObservedGeneration is the generation last processed.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Cluster is the name of the cluster that wrote this status.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+
+	// SpecHash is a hash of the spec this status was computed from, so copies of the Workload
+	// in different clusters can be compared.
+	// +optional
+	SpecHash string `json:"specHash,omitempty"`
+
+	// DesiredReplicas is this cluster's own allocation (0 when not targeted).
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+
+	// ReadyReplicas is the ready replica count of this cluster's Deployment.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// Phase of this cluster's slice.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// Targets lists every target with the desired replicas computed here.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	Targets []TargetStatus `json:"targets,omitempty"`
+
+	// Conditions: Allocated, Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Workload is a backend workload distributed over member clusters. Every cluster holds the
+// same Workload; each operator runs only its own slice.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pkwl;pkwls,categories=polykube
+// +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.distribution.strategy`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.status.cluster`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Workload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec WorkloadSpec `json:"spec"`
+	// +optional
+	Status WorkloadStatus `json:"status,omitempty"`
+}
+
+// WorkloadList is a list of Workloads.
+//
+// +kubebuilder:object:root=true
+type WorkloadList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Workload `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+}
+
+// GetConditions returns the status conditions.
+func (in *Workload) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *Workload) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
