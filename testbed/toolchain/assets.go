@@ -1,0 +1,140 @@
+package toolchain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EnvtestAssets returns a directory holding kube-apiserver and etcd (symlinks to the
+// resolved binaries), suitable for KUBEBUILDER_ASSETS. It builds them when the toolchain
+// builds.
+func (tc *Toolchain) EnvtestAssets(ctx context.Context) (string, error) {
+	resolved, err := tc.ResolveAll(ctx, "envtest")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(tc.dir, "envtest", KubernetesVersion+"-etcd-"+EtcdVersion)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, r := range resolved {
+		if err := symlinkAtomic(r.Path, filepath.Join(dir, r.Name)); err != nil {
+			return "", fmt.Errorf("envtest assets: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// symlinkAtomic points link at target, replacing what was there without a moment in which
+// link is missing.
+func symlinkAtomic(target, link string) error {
+	if cur, err := os.Readlink(link); err == nil && cur == target {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", link, os.Getpid())
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+// fluxCRDModules are the modules whose config/crd/bases hold the Flux CRDs we run.
+var fluxCRDModules = []string{
+	"github.com/fluxcd/source-controller@" + FluxSourceControllerVersion,
+	"github.com/fluxcd/kustomize-controller@" + FluxKustomizeControllerVersion,
+}
+
+// FluxCRDs returns a directory holding the CRD YAMLs of the pinned source-controller and
+// kustomize-controller, copied from config/crd/bases of their module sources (downloaded
+// through the Go module proxy on first use).
+func (tc *Toolchain) FluxCRDs(ctx context.Context) (string, error) {
+	dir := filepath.Join(tc.dir, "flux-crds", "source-controller-"+FluxSourceControllerVersion+"-kustomize-controller-"+FluxKustomizeControllerVersion)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	unlock, err := lockFile(ctx, filepath.Join(tc.dir, ".lock-flux-crds"), tc.log)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+
+	var stderr strings.Builder
+	out, err := runGo(ctx, tc.dir, nil, &stderr, append([]string{"mod", "download", "-json"}, fluxCRDModules...)...)
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var n int
+	for dec.More() {
+		var m struct{ Path, Version, Dir, Error string }
+		if err := dec.Decode(&m); err != nil {
+			break
+		}
+		if m.Error != "" {
+			return "", fmt.Errorf("flux CRDs: download %s@%s: %s", m.Path, m.Version, m.Error)
+		}
+		files, _ := filepath.Glob(filepath.Join(m.Dir, "config", "crd", "bases", "*.yaml"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(tmp, filepath.Base(f)), data, 0o644); err != nil {
+				return "", err
+			}
+			n++
+		}
+	}
+	if err != nil || n == 0 {
+		return "", fmt.Errorf("flux CRDs: go mod download %s found %d CRDs: %v\n%s(is the Go module proxy GOPROXY=%s reachable?)",
+			strings.Join(fluxCRDModules, " "), n, err, lastLines(stderr.String(), 10), goEnv("GOPROXY"))
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// defaultToolchain resolves with the default cache and builds what is missing.
+func defaultToolchain() (*Toolchain, error) { return New(Options{Build: true}) }
+
+// Resolve resolves tools and groups with the default cache, building what is missing.
+func Resolve(ctx context.Context, names ...string) ([]Resolved, error) {
+	tc, err := defaultToolchain()
+	if err != nil {
+		return nil, err
+	}
+	return tc.ResolveAll(ctx, names...)
+}
+
+// EnvtestAssets returns a KUBEBUILDER_ASSETS directory (kube-apiserver, etcd) from the
+// default cache, building what is missing.
+func EnvtestAssets(ctx context.Context) (string, error) {
+	tc, err := defaultToolchain()
+	if err != nil {
+		return "", err
+	}
+	return tc.EnvtestAssets(ctx)
+}
+
+// FluxCRDs returns the directory of the pinned Flux CRD YAMLs from the default cache.
+func FluxCRDs(ctx context.Context) (string, error) {
+	tc, err := defaultToolchain()
+	if err != nil {
+		return "", err
+	}
+	return tc.FluxCRDs(ctx)
+}

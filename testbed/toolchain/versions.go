@@ -1,0 +1,137 @@
+package toolchain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The pinned versions. This is the only place they are written down; change them here and
+// the cache path, the build, the download URL and the version check all follow.
+const (
+	// KubernetesVersion is the version of kube-apiserver, kube-controller-manager and
+	// kube-scheduler, built from k8s.io/kubernetes.
+	KubernetesVersion = "v1.36.3"
+	// KubernetesStagingVersion is the version of the k8s.io/* staging modules (k8s.io/api,
+	// k8s.io/apiserver, …) that match KubernetesVersion.
+	KubernetesStagingVersion = "v0.36.3"
+	// EtcdVersion is the version of etcd, built from go.etcd.io/etcd/server/v3.
+	EtcdVersion = "v3.6.8"
+	// KwokVersion is the version of kwok and kwokctl, built from sigs.k8s.io/kwok.
+	KwokVersion = "v0.8.0"
+	// FluxSourceControllerVersion and FluxKustomizeControllerVersion are the Flux
+	// controllers (v1.10.x needs Go 1.27).
+	FluxSourceControllerVersion    = "v1.9.6"
+	FluxKustomizeControllerVersion = "v1.9.6"
+	// FluxArtifactVersion pins github.com/fluxcd/pkg/artifact for source-controller: the
+	// v0.18.3 it requires is refused by the module proxy, v0.18.0 is served and builds.
+	FluxArtifactVersion = "v0.18.0"
+	// TofuVersion is the version of OpenTofu, built from github.com/opentofu/opentofu.
+	TofuVersion = "v1.12.6"
+)
+
+// Tool names.
+const (
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	KubeScheduler         = "kube-scheduler"
+	Etcd                  = "etcd"
+	Kwok                  = "kwok"
+	Kwokctl               = "kwokctl"
+	SourceController      = "source-controller"
+	KustomizeController   = "kustomize-controller"
+	Tofu                  = "tofu"
+)
+
+// groups names sets of tools, in build order: envtest first because most tests wait for it.
+var groups = []group{
+	{"envtest", []string{Etcd, KubeAPIServer}},
+	{"kwok", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl}},
+	{"flux", []string{SourceController, KustomizeController}},
+	{"tofu", []string{Tofu}},
+	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
+		SourceController, KustomizeController, Tofu}},
+}
+
+// pinnedTools returns the tool definitions for the pinned versions.
+func pinnedTools() []*Tool {
+	kube := func(name string) *Tool {
+		minor := strings.Split(KubernetesVersion, ".")[1]
+		var ldflags []string
+		for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+			ldflags = append(ldflags,
+				"-X", pkg+".gitVersion="+KubernetesVersion,
+				"-X", pkg+".gitMajor=1",
+				"-X", pkg+".gitMinor="+minor,
+				"-X", pkg+".gitTreeState=clean")
+		}
+		return &Tool{
+			Name: name, Version: KubernetesVersion,
+			Module: "k8s.io/kubernetes", Package: "k8s.io/kubernetes/cmd/" + name,
+			probeArgs: []string{"--version"},
+			// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
+			// with ./staging, which the module zip lacks: point them at the published ones.
+			localReplace: func(string) string { return KubernetesStagingVersion },
+			ldflags:      ldflags,
+			url: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://dl.k8s.io/release/%s/bin/%s/%s/%s", KubernetesVersion, goos, goarch, name), ""
+			},
+		}
+	}
+	kwok := func(name string) *Tool {
+		return &Tool{
+			Name: name, Version: KwokVersion,
+			Module: "sigs.k8s.io/kwok", Package: "sigs.k8s.io/kwok/cmd/" + name,
+			probeArgs: []string{"--version"},
+			url: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/kubernetes-sigs/kwok/releases/download/%s/%s-%s-%s", KwokVersion, name, goos, goarch), ""
+			},
+		}
+	}
+	flux := func(name, version string, replace map[string]string) *Tool {
+		module := "github.com/fluxcd/" + name
+		return &Tool{
+			Name: name, Version: version,
+			Module: module, Package: module,
+			// The controllers have no version flag: run --help to prove the binary works and
+			// read the version from the Go build information.
+			probeArgs:     []string{"--help"},
+			versionModule: module,
+			replace:       replace,
+			// Flux publishes the controllers only as container images: no download URL.
+		}
+	}
+	return []*Tool{
+		{
+			Name: Etcd, Version: EtcdVersion,
+			Module: "go.etcd.io/etcd/server/v3", Package: "go.etcd.io/etcd/server/v3",
+			probeArgs: []string{"--version"},
+			url: func(goos, goarch string) (string, string) {
+				dir := fmt.Sprintf("etcd-%s-%s-%s", EtcdVersion, goos, goarch)
+				ext := ".tar.gz"
+				if goos != "linux" {
+					ext = ".zip"
+				}
+				return fmt.Sprintf("https://github.com/etcd-io/etcd/releases/download/%s/%s%s", EtcdVersion, dir, ext), dir + "/etcd"
+			},
+		},
+		kube(KubeAPIServer),
+		kube(KubeControllerManager),
+		kube(KubeScheduler),
+		kwok(Kwok),
+		kwok(Kwokctl),
+		flux(SourceController, FluxSourceControllerVersion,
+			map[string]string{"github.com/fluxcd/pkg/artifact": FluxArtifactVersion}),
+		flux(KustomizeController, FluxKustomizeControllerVersion, nil),
+		{
+			Name: Tofu, Version: TofuVersion,
+			Module: "github.com/opentofu/opentofu", Package: "github.com/opentofu/opentofu/cmd/tofu",
+			probeArgs: []string{"version"},
+			// Without dev=no the binary calls itself v1.12.6-dev (as the release build does).
+			ldflags: []string{"-X", "github.com/opentofu/opentofu/version.dev=no"},
+			url: func(goos, goarch string) (string, string) {
+				v := strings.TrimPrefix(TofuVersion, "v")
+				return fmt.Sprintf("https://github.com/opentofu/opentofu/releases/download/%s/tofu_%s_%s_%s.zip", TofuVersion, v, goos, goarch), "tofu"
+			},
+		},
+	}
+}
