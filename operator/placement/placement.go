@@ -1,0 +1,234 @@
+// Package placement computes how many replicas of a Workload each target cluster runs.
+//
+// It is one pure function of the Workload's distribution: no clock, no randomness, no cluster
+// state. Every operator in a federation evaluates it over the same Git-delivered spec and so
+// reaches the same answer without talking to its peers; polykube-status evaluates it again to
+// detect clusters that disagree, and `polykube-status plan` previews it before a merge.
+//
+// Static keeps each target's replicas as given. MultiCloudWeighted keeps explicit per-target
+// replicas and splits the rest of the total over the remaining targets by weight with the
+// Sainte-Laguë/Webster divisor method: seats are handed out one at a time to the target with the
+// highest weight/(2·seats+1). Handing out seats one at a time makes the method house-monotone
+// (raising the total never lowers a target), and ties are broken by a hash of
+// (namespace/name, clusterRef) so that no cluster name is favoured across workloads and target
+// order never matters.
+package placement
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+)
+
+// Strategies, mirrored from the API so this package imports nothing of Kubernetes.
+const (
+	Static             = "Static"
+	MultiCloudWeighted = "MultiCloudWeighted"
+)
+
+// Target is one cluster's entry in a distribution.
+type Target struct {
+	Cluster  string
+	Replicas *int32 // explicit replicas; kept as given
+	Weight   *int32 // relative share of the remaining total (MultiCloudWeighted)
+}
+
+// Spec is the input of Allocate.
+type Spec struct {
+	// Key identifies the workload ("namespace/name"); it seeds the tie-break.
+	Key      string
+	Strategy string
+	Total    *int32
+	Targets  []Target
+}
+
+// Share is one target's allocation.
+type Share struct {
+	Cluster  string
+	Replicas int32
+}
+
+// Allocation is the result of Allocate: one Share per target, sorted by cluster name.
+type Allocation []Share
+
+// For returns the replicas allocated to cluster and whether it is a target at all.
+func (a Allocation) For(cluster string) (int32, bool) {
+	for _, s := range a {
+		if s.Cluster == cluster {
+			return s.Replicas, true
+		}
+	}
+	return 0, false
+}
+
+// Total is the sum of all shares.
+func (a Allocation) Total() int64 {
+	var t int64
+	for _, s := range a {
+		t += int64(s.Replicas)
+	}
+	return t
+}
+
+// ErrInvalid is wrapped by every error Allocate returns for a spec it cannot allocate.
+var ErrInvalid = errors.New("invalid distribution")
+
+// Allocate returns the replicas of every target. It returns an error wrapping ErrInvalid when
+// the spec is inconsistent (the API server's validation rejects the same specs; this check
+// protects callers that read manifests from files).
+func Allocate(spec Spec) (Allocation, error) {
+	if len(spec.Targets) == 0 {
+		return nil, fmt.Errorf("%w: distribution.targets is empty", ErrInvalid)
+	}
+	seen := make(map[string]bool, len(spec.Targets))
+	for _, t := range spec.Targets {
+		if t.Cluster == "" {
+			return nil, fmt.Errorf("%w: a target has an empty clusterRef", ErrInvalid)
+		}
+		if seen[t.Cluster] {
+			return nil, fmt.Errorf("%w: clusterRef %q appears more than once", ErrInvalid, t.Cluster)
+		}
+		seen[t.Cluster] = true
+		if t.Replicas != nil && *t.Replicas < 0 {
+			return nil, fmt.Errorf("%w: target %q has negative replicas", ErrInvalid, t.Cluster)
+		}
+		if t.Weight != nil && *t.Weight < 0 {
+			return nil, fmt.Errorf("%w: target %q has a negative weight", ErrInvalid, t.Cluster)
+		}
+	}
+
+	switch spec.Strategy {
+	case Static:
+		return allocateStatic(spec)
+	case MultiCloudWeighted:
+		return allocateWeighted(spec)
+	default:
+		return nil, fmt.Errorf("%w: unknown strategy %q (use Static or MultiCloudWeighted)", ErrInvalid, spec.Strategy)
+	}
+}
+
+func allocateStatic(spec Spec) (Allocation, error) {
+	if spec.Total != nil {
+		return nil, fmt.Errorf("%w: distribution.replicas is only allowed with MultiCloudWeighted", ErrInvalid)
+	}
+	out := make(Allocation, 0, len(spec.Targets))
+	for _, t := range spec.Targets {
+		if t.Replicas == nil {
+			return nil, fmt.Errorf("%w: target %q needs replicas with strategy Static", ErrInvalid, t.Cluster)
+		}
+		out = append(out, Share{Cluster: t.Cluster, Replicas: *t.Replicas})
+	}
+	return sorted(out), nil
+}
+
+func allocateWeighted(spec Spec) (Allocation, error) {
+	out := make(Allocation, 0, len(spec.Targets))
+	var explicit int64
+	var weighted []Target
+	for _, t := range spec.Targets {
+		if t.Replicas != nil {
+			explicit += int64(*t.Replicas)
+			out = append(out, Share{Cluster: t.Cluster, Replicas: *t.Replicas})
+			continue
+		}
+		if spec.Total == nil {
+			return nil, fmt.Errorf("%w: target %q has no replicas and distribution.replicas (the total) is not set", ErrInvalid, t.Cluster)
+		}
+		if t.Weight == nil {
+			return nil, fmt.Errorf("%w: target %q needs a weight or replicas", ErrInvalid, t.Cluster)
+		}
+		weighted = append(weighted, t)
+	}
+	if spec.Total == nil {
+		return sorted(out), nil
+	}
+	if *spec.Total < 0 {
+		return nil, fmt.Errorf("%w: distribution.replicas is negative", ErrInvalid)
+	}
+	remaining := int64(*spec.Total) - explicit
+	if remaining < 0 {
+		return nil, fmt.Errorf("%w: distribution.replicas (%d) is less than the targets' explicit replicas (%d)", ErrInvalid, *spec.Total, explicit)
+	}
+	seats, err := webster(spec.Key, weighted, remaining)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range weighted {
+		out = append(out, Share{Cluster: t.Cluster, Replicas: int32(seats[i])})
+	}
+	return sorted(out), nil
+}
+
+// webster hands out seats one at a time to the target with the highest weight/(2·s+1).
+func webster(key string, targets []Target, seats int64) ([]int64, error) {
+	got := make([]int64, len(targets))
+	if seats == 0 {
+		return got, nil
+	}
+	h := &priorityHeap{}
+	for i, t := range targets {
+		if *t.Weight > 0 {
+			h.items = append(h.items, candidate{index: i, weight: int64(*t.Weight), tie: tieKey(key, t.Cluster), cluster: t.Cluster})
+		}
+	}
+	if len(h.items) == 0 {
+		return nil, fmt.Errorf("%w: %d replicas are left to split by weight, but every target without explicit replicas has weight 0", ErrInvalid, seats)
+	}
+	heap.Init(h)
+	for n := int64(0); n < seats; n++ {
+		c := &h.items[0]
+		got[c.index]++
+		c.seats++
+		heap.Fix(h, 0)
+	}
+	return got, nil
+}
+
+// tieKey orders targets whose priorities are equal. Hashing the workload key with the cluster
+// name spreads tie wins across clusters instead of always favouring the alphabetically first.
+func tieKey(key, cluster string) uint64 {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(key))
+	_, _ = f.Write([]byte{0})
+	_, _ = f.Write([]byte(cluster))
+	return f.Sum64()
+}
+
+type candidate struct {
+	index   int
+	weight  int64
+	seats   int64
+	tie     uint64
+	cluster string
+}
+
+// priorityHeap is a max-heap on weight/(2·seats+1), compared exactly by cross-multiplication.
+type priorityHeap struct{ items []candidate }
+
+func (h *priorityHeap) Len() int { return len(h.items) }
+func (h *priorityHeap) Less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	l, r := a.weight*(2*b.seats+1), b.weight*(2*a.seats+1)
+	if l != r {
+		return l > r
+	}
+	if a.tie != b.tie {
+		return a.tie < b.tie
+	}
+	return a.cluster < b.cluster
+}
+func (h *priorityHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *priorityHeap) Push(x any)    { h.items = append(h.items, x.(candidate)) }
+func (h *priorityHeap) Pop() any {
+	old := h.items
+	x := old[len(old)-1]
+	h.items = old[:len(old)-1]
+	return x
+}
+
+func sorted(a Allocation) Allocation {
+	sort.Slice(a, func(i, j int) bool { return a[i].Cluster < a[j].Cluster })
+	return a
+}
