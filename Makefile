@@ -17,3 +17,4 @@ generate: ## Regenerate deepcopy code and manifests from the API markers.
 .PHONY: manifests
 manifests: ## Regenerate CRDs and RBAC from markers into operator/config.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
+	$(CONTROLLER_GEN) rbac:roleName=polykube-operator paths=./operator/... output:rbac:artifacts:config=operator/config/rbac
