@@ -152,7 +152,7 @@ func runGo(ctx context.Context, dir string, env []string, log io.Writer, args ..
 	// Cancel the whole process group: go runs compilers and linkers as children.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	fmt.Fprintf(log, "### (cd %s && %s go %s)\n", dir, strings.Join(env, " "), strings.Join(args, " "))
+	fmt.Fprintf(log, "### (cd %s && %sgo %s)\n", dir, shellEnv(env), strings.Join(args, " "))
 	err := cmd.Run()
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
@@ -175,4 +175,17 @@ func goEnv(name string) string {
 		return os.Getenv(name)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// shellEnv renders env assignments for a log line a user can paste into a shell.
+func shellEnv(env []string) string {
+	var b strings.Builder
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(v, " \t'\"$") {
+			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		b.WriteString(k + "=" + v + " ")
+	}
+	return b.String()
 }
