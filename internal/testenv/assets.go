@@ -2,10 +2,17 @@ package testenv
 
 import (
 	"context"
-	"errors"
+	"fmt"
+
+	"github.com/polykube/polykube/testbed/toolchain"
 )
 
-// toolchainAssets is wired to the hermetic toolchain once it exists.
+// toolchainAssets resolves kube-apiserver and etcd from the hermetic toolchain, building them
+// from module source on a cold cache (slow: `make tools` shows the progress of that build).
 func toolchainAssets(ctx context.Context) (string, error) {
-	return "", errors.New("KUBEBUILDER_ASSETS is not set: run `make test`, or `eval \"$(go run ./testbed/cmd/polykube-testbed tools env)\"` first")
+	dir, err := toolchain.EnvtestAssets(ctx)
+	if err != nil {
+		return "", fmt.Errorf("find kube-apiserver and etcd for the test API server: %w (run `make tools`, or set KUBEBUILDER_ASSETS)", err)
+	}
+	return dir, nil
 }
