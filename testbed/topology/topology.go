@@ -1,0 +1,381 @@
+// Package topology describes a test-bed federation: which clusters to create, with which
+// provider facts (the future ClusterMember of each), on which test-bed provider, and which
+// add-ons to install. A Topology is loaded strictly and validated the way kind validates its
+// cluster config: every problem is reported, each saying which field is wrong and why.
+package topology
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// APIVersion and Kind identify a Topology file.
+const (
+	APIVersion = "testbed.polykube.kismet.io/v1alpha1"
+	Kind       = "Topology"
+)
+
+// Test-bed providers: where the clusters come from.
+const (
+	ProviderKwok     = "kwok"
+	ProviderExisting = "existing"
+	ProviderKind     = "kind"
+	ProviderK0s      = "k0s"
+)
+
+// Add-ons, in the order they are installed.
+const (
+	AddonGit      = "git"
+	AddonFlux     = "flux"
+	AddonOperator = "operator"
+)
+
+// Providers lists the test-bed providers a topology may name.
+var Providers = []string{ProviderKwok, ProviderExisting, ProviderKind, ProviderK0s}
+
+// Addons lists the add-ons in install order.
+var Addons = []string{AddonGit, AddonFlux, AddonOperator}
+
+// addonRequires says which add-on needs which other one first.
+var addonRequires = map[string]string{AddonFlux: AddonGit, AddonOperator: AddonFlux}
+
+// CloudProviders are the values of ClusterMember spec.provider.
+var CloudProviders = []string{"aws", "gcp", "azure", "onprem", "kind", "k0s", "kwok", "other"}
+
+// MaxNameLength is the longest cluster name Cilium ClusterMesh accepts.
+const MaxNameLength = 32
+
+// Topology is a federation of clusters for the test bed.
+type Topology struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+
+	// Name names the federation (the Federation object) and, by default, the test-bed run.
+	Name string `json:"name"`
+	// Provider is the test-bed provider that creates the clusters: kwok (default), existing,
+	// kind or k0s.
+	Provider string `json:"provider,omitempty"`
+	// Clusters are the member clusters.
+	Clusters []Cluster `json:"clusters"`
+	// Addons are installed in the fixed order git, flux, operator; each needs the one before.
+	Addons []string `json:"addons,omitempty"`
+	// Flux configures the Flux add-on.
+	Flux FluxOptions `json:"flux,omitempty"`
+	// Waits override how long (and how often) the test bed waits for each condition; keys
+	// are the names in DefaultWaits.
+	Waits map[string]Wait `json:"waits,omitempty"`
+}
+
+// Cluster is one member cluster: its name and the facts its ClusterMember will state.
+type Cluster struct {
+	// Name is the cluster's name, a DNS label of at most 32 characters.
+	Name string `json:"name"`
+	// Provider is the ClusterMember's provider (aws, gcp, onprem, …), not the test-bed provider.
+	Provider string `json:"provider"`
+	Region   string `json:"region,omitempty"`
+	Zone     string `json:"zone,omitempty"`
+	// ClusterID is the Cilium cluster ID, unique in the federation, 1–255.
+	ClusterID int32 `json:"clusterID"`
+	// PodCIDRs are the cluster's pod networks; fake nodes get /24s out of the first one.
+	PodCIDRs []string `json:"podCIDRs"`
+	// ServiceCIDR is the cluster's service network, given to its API server.
+	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+	// FakeNodes is how many kwok nodes to create (default 1).
+	FakeNodes int `json:"fakeNodes,omitempty"`
+	// Labels are copied into the ClusterMember.
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Kubeconfig and Context select the cluster with the existing provider.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+}
+
+// FluxOptions configure the Flux add-on.
+type FluxOptions struct {
+	// Interval is how often Flux fetches Git and reconciles (default 10s).
+	Interval Duration `json:"interval,omitempty"`
+}
+
+// Wait is a timeout and a polling interval.
+type Wait struct {
+	Timeout  Duration `json:"timeout"`
+	Interval Duration `json:"interval,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("10s") in YAML.
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// UnmarshalJSON reads a duration string such as "10s" or "1m30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 10s or 2m", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML is the default topology as written in examples/local-multicluster/topology.yaml.
+func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// Default returns the default topology: the article's three clusters.
+func Default() *Topology {
+	t, err := Parse(defaultYAML)
+	if err != nil {
+		panic("embedded default topology: " + err.Error())
+	}
+	return t
+}
+
+// Load reads, parses and validates a topology file.
+func Load(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read topology: %w", err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("topology %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse decodes a topology strictly (unknown fields are errors), applies defaults and
+// validates it.
+func Parse(data []byte) (*Topology, error) {
+	var t Topology
+	if err := yaml.UnmarshalStrict(data, &t); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	t.SetDefaults()
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Marshal writes the topology as YAML.
+func (t *Topology) Marshal() ([]byte, error) { return yaml.Marshal(t) }
+
+// SetDefaults fills in what a topology may leave out.
+func (t *Topology) SetDefaults() {
+	if t.Provider == "" {
+		t.Provider = ProviderKwok
+	}
+	if t.Addons == nil {
+		t.Addons = slices.Clone(Addons)
+	}
+	if t.Flux.Interval.Duration == 0 {
+		t.Flux.Interval.Duration = 10 * time.Second
+	}
+	for i := range t.Clusters {
+		if t.Clusters[i].FakeNodes == 0 && t.Provider == ProviderKwok {
+			t.Clusters[i].FakeNodes = 1
+		}
+	}
+}
+
+// HasAddon reports whether the topology installs the add-on.
+func (t *Topology) HasAddon(name string) bool { return slices.Contains(t.Addons, name) }
+
+// Cluster returns the cluster of that name, or nil.
+func (t *Topology) Cluster(name string) *Cluster {
+	for i := range t.Clusters {
+		if t.Clusters[i].Name == name {
+			return &t.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// ClusterNames lists the cluster names in topology order.
+func (t *Topology) ClusterNames() []string {
+	names := make([]string, len(t.Clusters))
+	for i, c := range t.Clusters {
+		names[i] = c.Name
+	}
+	return names
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// Validate reports every problem of the topology at once.
+func (t *Topology) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if t.APIVersion != APIVersion {
+		add("apiVersion: %q is not supported; use %q", t.APIVersion, APIVersion)
+	}
+	if t.Kind != Kind {
+		add("kind: %q is not supported; use %q", t.Kind, Kind)
+	}
+	if !dnsLabel.MatchString(t.Name) || len(t.Name) > 63 {
+		add("name: %q must be a DNS label (lower-case letters, digits and '-', at most 63 characters)", t.Name)
+	}
+	if !slices.Contains(Providers, t.Provider) {
+		add("provider: unknown provider %q; use one of %s", t.Provider, strings.Join(Providers, ", "))
+	}
+	if len(t.Clusters) == 0 {
+		add("clusters: at least one cluster is required")
+	}
+
+	seen := map[string]bool{}
+	for _, a := range t.Addons {
+		switch {
+		case !slices.Contains(Addons, a):
+			add("addons: unknown add-on %q; use %s", a, strings.Join(Addons, ", "))
+		case seen[a]:
+			add("addons: %q is listed twice", a)
+		case addonRequires[a] != "" && !slices.Contains(t.Addons, addonRequires[a]):
+			add("addons: %q needs %q", a, addonRequires[a])
+		}
+		seen[a] = true
+	}
+	if t.Flux.Interval.Duration < time.Second {
+		add("flux.interval: %s is too short; use at least 1s", t.Flux.Interval.Duration)
+	}
+	for name, w := range t.Waits {
+		if _, ok := DefaultWaits[name]; !ok {
+			add("waits: unknown wait %q; use one of %s", name, strings.Join(sortedKeys(DefaultWaits), ", "))
+		}
+		if w.Timeout.Duration <= 0 {
+			add("waits.%s.timeout: must be positive", name)
+		}
+		if w.Interval.Duration < 0 {
+			add("waits.%s.interval: must not be negative", name)
+		}
+	}
+
+	names := map[string]int{}
+	ids := map[int32]string{}
+	type ownedPrefix struct {
+		p     netip.Prefix
+		owner string
+	}
+	var prefixes []ownedPrefix
+	claim := func(field, cidr string) {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			add("%s: %q is not a CIDR such as 10.242.0.0/16", field, cidr)
+			return
+		}
+		if p != p.Masked() {
+			add("%s: %q has host bits set; did you mean %s?", field, cidr, p.Masked())
+			return
+		}
+		for _, o := range prefixes {
+			if o.p.Overlaps(p) {
+				add("%s: %s overlaps %s of %s; every pod and service CIDR must be distinct", field, p, o.p, o.owner)
+			}
+		}
+		prefixes = append(prefixes, ownedPrefix{p, field})
+	}
+	for i, c := range t.Clusters {
+		f := fmt.Sprintf("clusters[%d]", i)
+		if c.Name != "" {
+			f = fmt.Sprintf("clusters[%d] (%s)", i, c.Name)
+		}
+		switch {
+		case c.Name == "":
+			add("%s.name: required", f)
+		case len(c.Name) > MaxNameLength:
+			add("%s.name: %d characters is too long; Cilium ClusterMesh allows at most %d", f, len(c.Name), MaxNameLength)
+		case !dnsLabel.MatchString(c.Name):
+			add("%s.name: must be a DNS label (lower-case letters, digits and '-')", f)
+		}
+		if j, dup := names[c.Name]; dup && c.Name != "" {
+			add("%s.name: duplicate of clusters[%d]", f, j)
+		}
+		names[c.Name] = i
+		if !slices.Contains(CloudProviders, c.Provider) {
+			add("%s.provider: unknown provider %q; use one of %s", f, c.Provider, strings.Join(CloudProviders, ", "))
+		}
+		if c.ClusterID < 1 || c.ClusterID > 255 {
+			add("%s.clusterID: %d is out of range; use 1-255", f, c.ClusterID)
+		} else if other, dup := ids[c.ClusterID]; dup {
+			add("%s.clusterID: %d is already the ID of %s", f, c.ClusterID, other)
+		}
+		ids[c.ClusterID] = c.Name
+		if len(c.PodCIDRs) == 0 {
+			add("%s.podCIDRs: at least one pod CIDR is required", f)
+		}
+		for j, cidr := range c.PodCIDRs {
+			claim(fmt.Sprintf("%s.podCIDRs[%d]", f, j), cidr)
+		}
+		if c.ServiceCIDR != "" {
+			claim(f+".serviceCIDR", c.ServiceCIDR)
+			if p, err := netip.ParsePrefix(c.ServiceCIDR); err == nil && p.Addr().Is4() && p.Bits() < 12 {
+				add("%s.serviceCIDR: /%d is too large for kube-apiserver; use /12 or smaller", f, p.Bits())
+			}
+		}
+		if c.FakeNodes < 0 || c.FakeNodes > 100 {
+			add("%s.fakeNodes: %d is out of range; use 0-100", f, c.FakeNodes)
+		}
+		if len(c.PodCIDRs) > 0 && c.FakeNodes > 0 {
+			if p, err := netip.ParsePrefix(c.PodCIDRs[0]); err == nil && p.Addr().Is4() && p.Bits() <= 24 &&
+				c.FakeNodes > 1<<(24-p.Bits()) {
+				add("%s.fakeNodes: %d nodes need %d /24 node CIDRs but %s has %d", f, c.FakeNodes, c.FakeNodes, p, 1<<(24-p.Bits()))
+			}
+		}
+		switch t.Provider {
+		case ProviderExisting:
+			if c.Context == "" {
+				add("%s.context: required with provider existing (the kubeconfig context of the cluster)", f)
+			}
+		default:
+			if c.Context != "" || c.Kubeconfig != "" {
+				add("%s: kubeconfig and context are only for provider existing", f)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NodeCIDR returns the pod CIDR of the i-th fake node: the i-th /24 of the cluster's first
+// pod CIDR (or the whole CIDR when it is /24 or smaller, or IPv6).
+func (c *Cluster) NodeCIDR(i int) (string, error) {
+	if len(c.PodCIDRs) == 0 {
+		return "", fmt.Errorf("cluster %s has no pod CIDR", c.Name)
+	}
+	p, err := netip.ParsePrefix(c.PodCIDRs[0])
+	if err != nil {
+		return "", err
+	}
+	if !p.Addr().Is4() || p.Bits() >= 24 {
+		return p.String(), nil
+	}
+	if i >= 1<<(24-p.Bits()) {
+		return "", fmt.Errorf("cluster %s: %s has no /24 number %d", c.Name, p, i)
+	}
+	a := p.Addr().As4()
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	n += uint32(i) << 8
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), 0}), 24).String(), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,102 @@
+package topology
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+)
+
+func TestDefault_IsTheArticlesFederation(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top := Default()
+	g.Expect(top.ClusterNames()).To(gomega.Equal([]string{"aws-eu-central-1", "gcp-europe-west3", "onprem-fra"}))
+	g.Expect(top.Provider).To(gomega.Equal(ProviderKwok))
+	g.Expect(top.Addons).To(gomega.Equal([]string{AddonGit, AddonFlux, AddonOperator}))
+	g.Expect(top.Cluster("gcp-europe-west3").Region).To(gomega.Equal("europe-west3"))
+	g.Expect(top.Flux.Interval.Duration).To(gomega.Equal(10 * time.Second))
+}
+
+func TestDefault_MatchesTheExample(t *testing.T) {
+	g := gomega.NewWithT(t)
+	example, err := os.ReadFile("../../examples/local-multicluster/topology.yaml")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(string(example)).To(gomega.Equal(string(DefaultYAML())),
+		"examples/local-multicluster/topology.yaml and testbed/topology/default.yaml must be the same file")
+	_, err = Load("../../examples/local-multicluster/topology.yaml")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+const header = "apiVersion: testbed.polykube.kismet.io/v1alpha1\nkind: Topology\nname: t\n"
+
+func TestParse_Errors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // substrings the error must contain
+	}{
+		{"unknown field", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16], colour: red}]",
+			[]string{`unknown field "colour"`}},
+		{"wrong apiVersion", "apiVersion: v1\nkind: Topology\nname: t\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`apiVersion: "v1" is not supported`}},
+		{"no clusters", header, []string{"at least one cluster"}},
+		{"duplicate names and IDs", header + `clusters:
+- {name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}
+- {name: a, provider: gcp, clusterID: 1, podCIDRs: [10.2.0.0/16]}`,
+			[]string{"clusters[1] (a).name: duplicate of clusters[0]", "clusterID: 1 is already the ID of a"}},
+		{"overlapping CIDRs", header + `clusters:
+- {name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16], serviceCIDR: 10.96.0.0/16}
+- {name: b, provider: gcp, clusterID: 2, podCIDRs: [10.1.128.0/17], serviceCIDR: 10.96.0.0/16}`,
+			[]string{"podCIDRs[0]: 10.1.128.0/17 overlaps 10.1.0.0/16", "serviceCIDR: 10.96.0.0/16 overlaps 10.96.0.0/16"}},
+		{"long name", header + "clusters: [{name: " + strings.Repeat("a", 33) + ", provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{"33 characters is too long"}},
+		{"unknown providers and add-on", header + "provider: minikube\naddons: [git, argo]\nclusters: [{name: a, provider: ibm, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`unknown provider "minikube"`, `unknown provider "ibm"`, `unknown add-on "argo"`}},
+		{"add-on without its dependency", header + "addons: [operator]\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`"operator" needs "flux"`}},
+		{"bad CIDR and ID", header + "clusters: [{name: a, provider: aws, clusterID: 300, podCIDRs: [10.1.0.1/16, nope]}]",
+			[]string{"clusterID: 300 is out of range", "has host bits set", `"nope" is not a CIDR`}},
+		{"existing needs a context", header + "provider: existing\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{"context: required with provider existing"}},
+		{"unknown wait and bad duration", header + "waits: {forever: {timeout: 1s}}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`unknown wait "forever"`}},
+		{"unparsable duration", header + "flux: {interval: soon}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`"soon" is not a duration`}},
+		{"too many nodes for the CIDR", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/23], fakeNodes: 3}]",
+			[]string{"3 nodes need 3 /24 node CIDRs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			_, err := Parse([]byte(tt.yaml))
+			g.Expect(err).To(gomega.HaveOccurred())
+			for _, w := range tt.want {
+				g.Expect(err.Error()).To(gomega.ContainSubstring(w))
+			}
+		})
+	}
+}
+
+func TestParse_DefaultsAndWaits(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top, err := Parse([]byte(header + "waits: {delivery: {timeout: 5m}}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.Provider).To(gomega.Equal(ProviderKwok))
+	g.Expect(top.Clusters[0].FakeNodes).To(gomega.Equal(1))
+	g.Expect(top.Wait(WaitDelivery).Timeout.Duration).To(gomega.Equal(5 * time.Minute))
+	g.Expect(top.Wait(WaitDelivery).Interval).To(gomega.Equal(DefaultWaits[WaitDelivery].Interval))
+	g.Expect(top.Wait(WaitClusterReady)).To(gomega.Equal(DefaultWaits[WaitClusterReady]))
+}
+
+func TestCluster_NodeCIDR(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := Cluster{Name: "a", PodCIDRs: []string{"10.242.0.0/16"}}
+	g.Expect(c.NodeCIDR(0)).To(gomega.Equal("10.242.0.0/24"))
+	g.Expect(c.NodeCIDR(3)).To(gomega.Equal("10.242.3.0/24"))
+	_, err := c.NodeCIDR(256)
+	g.Expect(err).To(gomega.HaveOccurred())
+	small := Cluster{Name: "b", PodCIDRs: []string{"10.1.2.0/25"}}
+	g.Expect(small.NodeCIDR(0)).To(gomega.Equal("10.1.2.0/25"))
+}
