@@ -1,0 +1,43 @@
+@datapath
+Feature: Routing through the global service
+  With Cilium ClusterMesh connecting the members, a client in any cluster calls the global
+  Service by its ordinary name and is answered by backends in every cluster that runs replicas.
+  The affinity of the ServiceEndpoint decides whether local backends are preferred. Every echo
+  backend answers with the name of the cluster it runs in.
+
+  Background:
+    Given a federation of the clusters "alpha", "beta" and "gamma"
+    And the clusters are connected by Cilium ClusterMesh
+    And a Workload "echo" with strategy Static, targeting:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    And the Workload "echo" runs the echo server that answers with its cluster name
+    And I commit the Workload "echo" to Git
+
+  Scenario: A client reaches the global service and is answered from every cluster
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
+    When a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"
+
+  Scenario: Local affinity keeps traffic local while local backends exist
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity local is committed to Git
+    When a client in cluster "beta" calls the Service "echo" 60 times
+    Then every call is answered
+    And every answer comes from cluster "beta"
+
+  @slow
+  Scenario: Scaling a cluster to zero moves its traffic to the others
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity local is committed to Git
+    When I commit to Git the Workload "echo" with cluster "alpha" at 0 replicas
+    And the replicas of "echo" are:
+      | cluster | replicas |
+      | alpha   | 0        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    And a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And no answer comes from cluster "alpha"
+    And answers come from each of the clusters "beta" and "gamma"
