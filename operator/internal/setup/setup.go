@@ -1,0 +1,189 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+	"github.com/polykube/polykube/operator/reconcilers/workload"
+)
+
+// LeaderElectionID names the Lease the operator replicas of one cluster compete for.
+const LeaderElectionID = "polykube-operator.polykube.kismet.io"
+
+// Options configure the operator. Flags map one to one onto them (operator/internal/flags).
+type Options struct {
+	// ClusterName is this cluster's name: the ClusterMember the operator acts for. Required.
+	ClusterName string
+	// MetricsBindAddress serves Prometheus metrics; "0" disables the server.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" or "" disables the server.
+	HealthProbeBindAddress string
+	// LeaderElect enables leader election among replicas in one cluster.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the Lease (defaults to the in-cluster namespace).
+	LeaderElectionNamespace string
+	// SecretRecheckInterval is how often bindings whose Secret or keys are missing are
+	// checked again; 0 means the reconcilers' defaults.
+	SecretRecheckInterval time.Duration
+	// MaxConcurrentReconciles is the number of Workloads reconciled in parallel.
+	MaxConcurrentReconciles int
+	// Logger is the manager's logger; the zero value means ctrl.Log.
+	Logger logr.Logger
+	// SkipControllerNameValidation lets one process create several managers (tests, benchmark).
+	SkipControllerNameValidation bool
+}
+
+// Validate says what is wrong with the options and how to fix it.
+func (o Options) Validate() error {
+	if o.ClusterName == "" {
+		return errors.New("--cluster-name is required: set it to the name of this cluster's ClusterMember (Flux substitutes ${CLUSTER_NAME} in gitops/operator)")
+	}
+	return nil
+}
+
+// Scheme returns a scheme with the built-in Kubernetes types and the Polykube types.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("add Kubernetes types to the scheme: %w", err)
+	}
+	if err := polykubev1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("add Polykube types to the scheme: %w", err)
+	}
+	return s, nil
+}
+
+// New builds the manager with every reconciler wired in. Start it with mgr.Start(ctx).
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log.GetSink() == nil {
+		log = ctrl.Log
+	}
+	probeAddr := opts.HealthProbeBindAddress
+	if probeAddr == "" {
+		probeAddr = "0"
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  log,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// Secrets are read with a live GET each time: caching them would need list and watch on
+		// every Secret of the cluster, and would hold their values in the operator's memory.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Controller: config.Controller{
+			SkipNameValidation: ptr.To(opts.SkipControllerNameValidation),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create controller manager: %w", err)
+	}
+
+	for _, r := range reconcilers(mgr, opts) {
+		if err := r.setup(mgr); err != nil {
+			return nil, fmt.Errorf("set up the %s reconciler: %w", r.name, err)
+		}
+	}
+
+	synced := &atomic.Bool{}
+	if err := mgr.Add(identityCheck{mgr: mgr, clusterName: opts.ClusterName, synced: synced}); err != nil {
+		return nil, fmt.Errorf("add the ClusterMember check: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("cache", func(*http.Request) error {
+		if !synced.Load() {
+			return errors.New("informer caches are not synced yet")
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("add readiness check: %w", err)
+	}
+	return mgr, nil
+}
+
+type namedSetup struct {
+	name  string
+	setup func(ctrl.Manager) error
+}
+
+// reconcilers lists every reconciler of the operator. Each one gets the manager's client (which
+// does not cache Secrets), the scheme, an events.EventRecorder named after it and the cluster name.
+func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
+	c, s := mgr.GetClient(), mgr.GetScheme()
+	rec := func(name string) events.EventRecorder { return mgr.GetEventRecorder("polykube-" + name) }
+	return []namedSetup{
+		{workload.ControllerName, (&workload.Reconciler{
+			Client: c, Scheme: s, Recorder: rec(workload.ControllerName), ClusterName: opts.ClusterName,
+			SecretRecheckInterval: opts.SecretRecheckInterval, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		}).SetupWithManager},
+		{datastorebinding.ControllerName, (&datastorebinding.Reconciler{
+			Client: c, Scheme: s, Recorder: rec(datastorebinding.ControllerName), ClusterName: opts.ClusterName,
+			SecretRecheckInterval: opts.SecretRecheckInterval,
+		}).SetupWithManager},
+	}
+}
+
+// identityCheck logs, once the caches are synced, whether this cluster's ClusterMember exists.
+// A missing ClusterMember does not stop the operator: the Federation reconciler reports it as
+// ClusterIdentified=False, and Workloads report Ready=False/ClusterUnknown until it appears.
+type identityCheck struct {
+	mgr         ctrl.Manager
+	clusterName string
+	synced      *atomic.Bool
+}
+
+// NeedLeaderElection is false: every replica reports readiness and its identity.
+func (identityCheck) NeedLeaderElection() bool { return false }
+
+func (c identityCheck) Start(ctx context.Context) error {
+	log := c.mgr.GetLogger().WithValues("clusterName", c.clusterName)
+	if !c.mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil // stopped before the caches synced
+	}
+	c.synced.Store(true)
+	member := &polykubev1alpha1.ClusterMember{}
+	err := c.mgr.GetClient().Get(ctx, types.NamespacedName{Name: c.clusterName}, member)
+	switch {
+	case err == nil:
+		log.Info("Found this cluster's ClusterMember", "provider", member.Spec.Provider, "clusterID", member.Spec.Mesh.ClusterID)
+	case apierrors.IsNotFound(err):
+		log.Info("No ClusterMember is named after this cluster; Workloads report Ready=False/ClusterUnknown until Git delivers it")
+	default:
+		log.Error(err, "Look up this cluster's ClusterMember")
+	}
+	<-ctx.Done()
+	return nil
+}

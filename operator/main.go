@@ -1,0 +1,47 @@
+// Command operator is the Polykube operator. One runs in every member cluster with only that
+// cluster's credentials, started with --cluster-name; it reconciles that cluster's slice of
+// the Workloads, ServiceEndpoints and DatastoreBindings Flux delivers from Git, and checks the
+// ClusterMember/Federation roster.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/polykube/polykube/operator/internal/flags"
+	"github.com/polykube/polykube/operator/internal/setup"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "polykube-operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	parsed, err := flags.Parse(flag.CommandLine, os.Args[1:])
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&parsed.Zap)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("load the kubeconfig (--kubeconfig, $KUBECONFIG, in-cluster): %w", err)
+	}
+	mgr, err := setup.New(cfg, parsed.Options)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting the operator", "clusterName", parsed.Options.ClusterName, "leaderElect", parsed.Options.LeaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("run the manager: %w", err)
+	}
+	return nil
+}

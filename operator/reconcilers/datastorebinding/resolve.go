@@ -1,0 +1,137 @@
+package datastorebinding
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+)
+
+// Resolution says whether the local Secret offers everything a binding needs. It carries key
+// names only; Resolve never returns, logs or stores a Secret value.
+type Resolution struct {
+	// Reason is empty when the binding can be wired, else ReasonSecretNotFound or
+	// ReasonSecretKeyMissing.
+	Reason string
+	// Message explains Reason in a sentence that names the Secret and what to do.
+	Message string
+	// MissingKeys are the keys the binding needs and the Secret lacks, sorted.
+	MissingKeys []string
+}
+
+// OK is true when the Secret and every key exist.
+func (r Resolution) OK() bool { return r.Reason == "" }
+
+// Resolve reads the binding's Secret (the reader must not be a cache: Secrets are not cached,
+// and the operator may only `get` them) and checks that every key the binding maps exists.
+func Resolve(ctx context.Context, c client.Reader, b *polykubev1alpha1.DatastoreBinding) (Resolution, error) {
+	secret := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.SecretRef.Name}
+	if err := c.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Resolution{
+				Reason: polykubev1alpha1.ReasonSecretNotFound,
+				Message: fmt.Sprintf("Secret %s not found in this cluster: create it with the keys %s (Polykube never copies Secrets between clusters)",
+					key, strings.Join(neededKeys(b), ", ")),
+			}, nil
+		}
+		return Resolution{}, fmt.Errorf("get Secret %s: %w", key, err)
+	}
+	return resolveKeys(b, secret), nil
+}
+
+// resolveKeys checks the Secret's key names against the binding.
+func resolveKeys(b *polykubev1alpha1.DatastoreBinding, secret *corev1.Secret) Resolution {
+	var missing []string
+	for _, k := range neededKeys(b) {
+		if _, ok := secret.Data[k]; ok {
+			continue
+		}
+		if _, ok := secret.StringData[k]; ok {
+			continue
+		}
+		missing = append(missing, k)
+	}
+	if len(missing) == 0 {
+		return Resolution{}
+	}
+	return Resolution{
+		Reason: polykubev1alpha1.ReasonSecretKeyMissing,
+		Message: fmt.Sprintf("Secret %s/%s lacks the keys %s: add them to the Secret in this cluster or change spec.env",
+			secret.Namespace, secret.Name, strings.Join(missing, ", ")),
+		MissingKeys: missing,
+	}
+}
+
+// neededKeys are the distinct Secret keys a binding maps, sorted.
+func neededKeys(b *polykubev1alpha1.DatastoreBinding) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, e := range b.Spec.Env {
+		if !seen[e.Key] {
+			seen[e.Key] = true
+			keys = append(keys, e.Key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// EnvVars are the env vars a binding injects: prefix+name, valueFrom.secretKeyRef to the local
+// Secret. They reference the Secret; they never hold its values.
+func EnvVars(b *polykubev1alpha1.DatastoreBinding) []corev1.EnvVar {
+	out := make([]corev1.EnvVar, 0, len(b.Spec.Env))
+	for _, e := range b.Spec.Env {
+		out = append(out, corev1.EnvVar{
+			Name: b.Spec.Prefix + e.Name,
+			ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: b.Spec.SecretRef.Name},
+				Key:                  e.Key,
+			}},
+		})
+	}
+	return out
+}
+
+// EnvNames are the names of EnvVars, in spec order.
+func EnvNames(b *polykubev1alpha1.DatastoreBinding) []string {
+	names := make([]string, 0, len(b.Spec.Env))
+	for _, e := range b.Spec.Env {
+		names = append(names, b.Spec.Prefix+e.Name)
+	}
+	return names
+}
+
+// AppliesTo is true when the binding injects into the named container: every container when
+// spec.containers is empty, else only the listed ones.
+func AppliesTo(b *polykubev1alpha1.DatastoreBinding, container string) bool {
+	if len(b.Spec.Containers) == 0 {
+		return true
+	}
+	for _, c := range b.Spec.Containers {
+		if c == container {
+			return true
+		}
+	}
+	return false
+}
+
+// ForWorkload returns the bindings in list that reference the named Workload, sorted by name
+// so that every reconcile applies them in the same order.
+func ForWorkload(list []polykubev1alpha1.DatastoreBinding, workload string) []polykubev1alpha1.DatastoreBinding {
+	var out []polykubev1alpha1.DatastoreBinding
+	for _, b := range list {
+		if b.Spec.WorkloadRef.Name == workload {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

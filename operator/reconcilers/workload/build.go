@@ -1,0 +1,210 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+)
+
+// TemplateHashAnnotation records the hash of what the operator last wrote into a Deployment's
+// or Service's spec. Comparing it with the hash of the desired spec tells the operator whether
+// to write, without being confused by the fields the API server defaults.
+const TemplateHashAnnotation = "polykube.kismet.io/template-hash"
+
+// binding is a DatastoreBinding with the outcome of checking its Secret.
+type binding struct {
+	*polykubev1alpha1.DatastoreBinding
+	// resolved is true when the Secret and every key exist.
+	resolved bool
+}
+
+// ownedLabels are the labels of every object the Workload reconciler creates.
+func ownedLabels(wl *polykubev1alpha1.Workload, cluster string) map[string]string {
+	return map[string]string{
+		polykubev1alpha1.ManagedByLabel:    polykubev1alpha1.ManagedByValue,
+		polykubev1alpha1.WorkloadNameLabel: wl.Name,
+		polykubev1alpha1.ClusterLabel:      cluster,
+	}
+}
+
+// selector is the pod selector of the Deployment and the Service.
+func selector(wl *polykubev1alpha1.Workload) map[string]string {
+	return map[string]string{polykubev1alpha1.WorkloadNameLabel: wl.Name}
+}
+
+// ownerRef makes the Workload the controller of an object, so that deleting the Workload
+// garbage-collects it and so that the operator recognises it as its own.
+func ownerRef(wl *polykubev1alpha1.Workload) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         polykubev1alpha1.GroupVersion.String(),
+		Kind:               "Workload",
+		Name:               wl.Name,
+		UID:                wl.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// desiredDeployment is the Deployment this cluster runs for the Workload. existing (may be nil)
+// is the current Deployment: env vars of bindings whose Secret is missing are carried over from
+// it unchanged, so a Secret that disappears never changes a running Deployment.
+func desiredDeployment(wl *polykubev1alpha1.Workload, cluster string, replicas int32, bindings []binding, existing *appsv1.Deployment) *appsv1.Deployment {
+	tmpl := *wl.Spec.Template.DeepCopy()
+	tmpl.Labels = maps.Clone(tmpl.Labels)
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	maps.Copy(tmpl.Labels, selector(wl))
+	injectEnv(&tmpl, bindings, existing)
+
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            wl.Name,
+			Namespace:       wl.Namespace,
+			Labels:          ownedLabels(wl, cluster),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(wl)},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: selector(wl)},
+			Template: tmpl,
+		},
+	}
+	d.Annotations = map[string]string{TemplateHashAnnotation: hashOf(struct {
+		Selector *metav1.LabelSelector
+		Template corev1.PodTemplateSpec
+	}{d.Spec.Selector, d.Spec.Template})}
+	return d
+}
+
+// desiredService is the ClusterIP Service selecting the Workload's pods, or nil when the
+// Workload declares no ports.
+func desiredService(wl *polykubev1alpha1.Workload, cluster string) *corev1.Service {
+	if len(wl.Spec.Ports) == 0 {
+		return nil
+	}
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            wl.Name,
+			Namespace:       wl.Namespace,
+			Labels:          ownedLabels(wl, cluster),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(wl)},
+		},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selector(wl),
+		},
+	}
+	for _, p := range wl.Spec.Ports {
+		target := p.TargetPort
+		if target == 0 {
+			target = p.Port
+		}
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{
+			Name:       p.Name,
+			Port:       p.Port,
+			TargetPort: intstr.FromInt32(target),
+			Protocol:   proto,
+		})
+	}
+	s.Annotations = map[string]string{TemplateHashAnnotation: hashOf(s.Spec)}
+	return s
+}
+
+// injectEnv adds every binding's env vars to the containers it applies to, replacing a
+// template env var of the same name. Bindings are applied in name order. A binding whose
+// Secret or keys are missing adds nothing new; the env vars it injected before are carried
+// over from the existing Deployment as they are.
+func injectEnv(tmpl *corev1.PodTemplateSpec, bindings []binding, existing *appsv1.Deployment) {
+	for i := range tmpl.Spec.Containers {
+		c := &tmpl.Spec.Containers[i]
+		for _, b := range bindings {
+			if !datastorebinding.AppliesTo(b.DatastoreBinding, c.Name) {
+				continue
+			}
+			vars := datastorebinding.EnvVars(b.DatastoreBinding)
+			if !b.resolved {
+				vars = injectedBefore(existing, c.Name, b.DatastoreBinding)
+			}
+			for _, v := range vars {
+				c.Env = setEnv(c.Env, v)
+			}
+		}
+	}
+}
+
+// injectedBefore returns the env vars of container in the existing Deployment that the binding
+// injected: named like one of its env vars and referencing its Secret.
+func injectedBefore(existing *appsv1.Deployment, container string, b *polykubev1alpha1.DatastoreBinding) []corev1.EnvVar {
+	if existing == nil {
+		return nil
+	}
+	var env []corev1.EnvVar
+	for _, c := range existing.Spec.Template.Spec.Containers {
+		if c.Name == container {
+			env = c.Env
+			break
+		}
+	}
+	var out []corev1.EnvVar
+	for _, name := range datastorebinding.EnvNames(b) {
+		for _, v := range env {
+			if v.Name == name && v.ValueFrom != nil && v.ValueFrom.SecretKeyRef != nil &&
+				v.ValueFrom.SecretKeyRef.Name == b.Spec.SecretRef.Name {
+				out = append(out, *v.DeepCopy())
+			}
+		}
+	}
+	return out
+}
+
+// setEnv replaces the env var of the same name or appends v.
+func setEnv(env []corev1.EnvVar, v corev1.EnvVar) []corev1.EnvVar {
+	for i := range env {
+		if env[i].Name == v.Name {
+			env[i] = v
+			return env
+		}
+	}
+	return append(env, v)
+}
+
+// hashOf is a stable hash of v's JSON encoding (struct fields in declaration order, map keys
+// sorted), hex-encoded.
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only types with no JSON encoding fail, and API types always have one.
+		panic("hash: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// SpecHash is a stable hash of a Workload's spec. Copies of a Workload in different clusters
+// have the same hash when they have the same spec, so polykube-status can compare them.
+func SpecHash(spec polykubev1alpha1.WorkloadSpec) string { return hashOf(spec) }
+
+// isOwnedBy is true when obj carries the managed-by label and names wl as its controller.
+func isOwnedBy(obj metav1.Object, wl *polykubev1alpha1.Workload) bool {
+	if obj.GetLabels()[polykubev1alpha1.ManagedByLabel] != polykubev1alpha1.ManagedByValue {
+		return false
+	}
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.UID == wl.UID && ref.Kind == "Workload" &&
+		ref.APIVersion == polykubev1alpha1.GroupVersion.String()
+}

@@ -1,0 +1,443 @@
+// Package workload reconciles Workloads: from the spec's distribution it computes every
+// target's replicas (operator/placement), runs this cluster's share as a local Deployment (and
+// a ClusterIP Service when ports are declared), wires DatastoreBindings into the pod template as
+// secretKeyRef env vars, and reports the local slice in the Workload's status.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "workload"
+
+// DefaultSecretRecheckInterval is how often a Workload with a DatastoreBinding whose Secret or
+// keys are missing is reconciled again: Secrets cannot be watched (RBAC grants only get).
+const DefaultSecretRecheckInterval = 30 * time.Second
+
+// Reconciler reconciles Workloads in the cluster named ClusterName.
+//
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/finalizers,verbs=update
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=clustermembers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+type Reconciler struct {
+	client.Client
+	Scheme      *runtime.Scheme
+	Recorder    events.EventRecorder
+	ClusterName string
+
+	// SecretRecheckInterval overrides DefaultSecretRecheckInterval when set.
+	SecretRecheckInterval time.Duration
+	// MaxConcurrentReconciles is the number of Workloads reconciled in parallel (default 1).
+	MaxConcurrentReconciles int
+	// Now returns the current time (tests set it); defaults to time.Now.
+	Now func() time.Time
+}
+
+// SetupWithManager registers the controller. Deployments and Services are mapped to the
+// Workload of the same name whether or not they are owned by it, so that a conflicting object
+// that goes away is noticed; ClusterMembers map to every Workload (the operator's identity may
+// appear late); DatastoreBindings map to the Workload they reference.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.ClusterName == "" {
+		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
+	}
+	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&appsv1.Deployment{}, sameName).
+		Watches(&corev1.Service{}, sameName).
+		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				b := o.(*polykubev1alpha1.DatastoreBinding)
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
+			})).
+		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.ClusterName }))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Complete(r)
+}
+
+// allWorkloads enqueues every Workload: the ClusterMember named after this cluster changed.
+func (r *Reconciler) allWorkloads(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &polykubev1alpha1.WorkloadList{}
+	if err := r.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "List Workloads to re-check them after a ClusterMember change")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, w := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
+	}
+	return reqs
+}
+
+// Reconcile fetches the Workload, runs reconcileNormal and patches the status only when it
+// changed; in the steady state it makes no API write at all.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	wl := &polykubev1alpha1.Workload{}
+	if err := r.Get(ctx, req.NamespacedName, wl); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetWorkload(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("get Workload %s: %w", req.NamespacedName, err)
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		// The Deployment and Service carry owner references: the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+
+	before := wl.DeepCopy()
+	defer func() {
+		if retErr != nil && !errors.Is(retErr, reconcile.TerminalError(nil)) {
+			setCondition(&wl.Status.Conditions, wl.Generation, polykubev1alpha1.ReadyCondition, metav1.ConditionFalse,
+				polykubev1alpha1.ReasonReconcileFailed, retErr.Error())
+		}
+		if err := r.finalizeStatus(ctx, before, wl); err != nil {
+			retErr = utilerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+	return r.reconcileNormal(ctx, wl)
+}
+
+// finalizeStatus records metrics, emits an event when Ready changed, and patches the status
+// when anything in it changed.
+func (r *Reconciler) finalizeStatus(ctx context.Context, before, wl *polykubev1alpha1.Workload) error {
+	ready := meta.FindStatusCondition(wl.Status.Conditions, polykubev1alpha1.ReadyCondition)
+	if ready != nil && ready.Status != metav1.ConditionTrue && isErrorReason(ready.Reason) {
+		metrics.ReconcileError(ControllerName, ready.Reason)
+	}
+	metrics.SetWorkloadReplicas(wl.Namespace, wl.Name, wl.Status.DesiredReplicas, wl.Status.ReadyReplicas)
+
+	if equality.Semantic.DeepEqual(before.Status, wl.Status) {
+		return nil
+	}
+	old := meta.FindStatusCondition(before.Status.Conditions, polykubev1alpha1.ReadyCondition)
+	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) && r.Recorder != nil {
+		typ := corev1.EventTypeNormal
+		if ready.Status != metav1.ConditionTrue {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(wl, nil, typ, ready.Reason, "Reconcile", "%s", ready.Message)
+	}
+	if err := r.Status().Patch(ctx, wl, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patch status of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
+	}
+	return nil
+}
+
+// reconcileNormal runs the steps in order; each failing step sets Ready=False with its reason.
+func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.Workload) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	now := metav1.NewTime(r.now())
+	st := &wl.Status
+	st.Cluster = r.ClusterName
+	st.SpecHash = SpecHash(wl.Spec)
+	st.ObservedGeneration = wl.Generation
+	ready := func(status metav1.ConditionStatus, reason, msg string) {
+		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.ReadyCondition, status, reason, msg)
+	}
+
+	// Step 1: the allocation, a pure function of the spec.
+	alloc, err := placement.ForWorkload(wl)
+	if err != nil {
+		msg := fmt.Sprintf("spec.distribution cannot be allocated: %v; fix the Workload in Git", err)
+		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
+		st.Targets, st.DesiredReplicas, st.ReadyReplicas, st.Phase = nil, 0, 0, ""
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("allocate Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+	}
+	desired, targeted := alloc.For(r.ClusterName)
+	setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
+		allocationMessage(alloc))
+	st.DesiredReplicas = desired
+
+	// Step 2: this operator's identity. Without its ClusterMember it creates and deletes nothing.
+	member := &polykubev1alpha1.ClusterMember{}
+	if err := r.Get(ctx, types.NamespacedName{Name: r.ClusterName}, member); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("get ClusterMember %q: %w", r.ClusterName, err)
+		}
+		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.ReadyReplicas, st.Phase = 0, ""
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonClusterUnknown, fmt.Sprintf(
+			"no ClusterMember named %q (this operator's --cluster-name) exists in this cluster; nothing is created until the roster in Git lists it",
+			r.ClusterName))
+		return ctrl.Result{}, nil
+	}
+
+	// Step 3: refuse to touch objects Polykube did not create for this Workload.
+	dep, svc, conflicts, err := r.existing(ctx, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(conflicts) > 0 {
+		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
+			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
+			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
+		return ctrl.Result{}, nil
+	}
+
+	// Step 4: not a target here: remove what this cluster ran for it.
+	if !targeted {
+		if err := r.deleteOwned(ctx, dep, svc); err != nil {
+			return ctrl.Result{}, err
+		}
+		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.ReadyReplicas, st.Phase = 0, ""
+		ready(metav1.ConditionTrue, polykubev1alpha1.ReasonNotTargeted,
+			fmt.Sprintf("cluster %q is not a target of this Workload; nothing runs here", r.ClusterName))
+		return ctrl.Result{}, nil
+	}
+
+	// Step 5: DatastoreBindings: which ones the local Secret can satisfy.
+	bindings, unresolved, err := r.bindings(ctx, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var result ctrl.Result
+	if unresolved {
+		result.RequeueAfter = r.secretRecheck()
+	}
+
+	// Step 6: the Deployment and the Service.
+	dep, err = r.applyDeployment(ctx, wl, desired, bindings, dep)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.applyService(ctx, wl, svc); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// Step 7: status of the local slice.
+	obs := observe(dep, desired)
+	st.Targets = targetStatuses(alloc, r.ClusterName, &obs, wl.Generation, st.Targets, now)
+	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
+	ready(readyFromPhase(wl, obs, desired))
+	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase)
+	return result, nil
+}
+
+// existing returns the Deployment and Service named after the Workload if Polykube created them
+// for it, and a description of each one that exists but was not.
+func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload) (*appsv1.Deployment, *corev1.Service, []string, error) {
+	key := client.ObjectKeyFromObject(wl)
+	var conflicts []string
+	dep := &appsv1.Deployment{}
+	if err := r.Get(ctx, key, dep); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, nil, nil, fmt.Errorf("get Deployment %s: %w", key, err)
+		}
+		dep = nil
+	} else if !isOwnedBy(dep, wl) {
+		conflicts = append(conflicts, fmt.Sprintf("Deployment %s", key))
+		dep = nil
+	}
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, key, svc); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, nil, nil, fmt.Errorf("get Service %s: %w", key, err)
+		}
+		svc = nil
+	} else if !isOwnedBy(svc, wl) {
+		// A foreign Service only conflicts when this Workload wants one.
+		if len(wl.Spec.Ports) > 0 {
+			conflicts = append(conflicts, fmt.Sprintf("Service %s", key))
+		}
+		svc = nil
+	}
+	return dep, svc, conflicts, nil
+}
+
+// bindings lists the DatastoreBindings referencing the Workload and checks each one's Secret.
+// unresolved is true when at least one cannot be wired yet.
+func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload) ([]binding, bool, error) {
+	list := &polykubev1alpha1.DatastoreBindingList{}
+	if err := r.List(ctx, list, client.InNamespace(wl.Namespace)); err != nil {
+		return nil, false, fmt.Errorf("list DatastoreBindings in %s: %w", wl.Namespace, err)
+	}
+	var out []binding
+	unresolved := false
+	for _, b := range datastorebinding.ForWorkload(list.Items, wl.Name) {
+		res, err := datastorebinding.Resolve(ctx, r.Client, &b)
+		if err != nil {
+			return nil, false, fmt.Errorf("DatastoreBinding %s/%s: %w", b.Namespace, b.Name, err)
+		}
+		unresolved = unresolved || !res.OK()
+		out = append(out, binding{DatastoreBinding: b.DeepCopy(), resolved: res.OK()})
+	}
+	return out, unresolved, nil
+}
+
+// applyDeployment creates the Deployment or patches it when the replicas, the labels or the
+// template hash differ from what is desired. It returns the Deployment as it now is.
+func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, replicas int32, bindings []binding,
+	existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	want := desiredDeployment(wl, r.ClusterName, replicas, bindings, existing)
+	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
+	if existing == nil {
+		log.Info("Creating Deployment", "replicas", replicas)
+		if err := r.Create(ctx, want); err != nil {
+			return nil, fmt.Errorf("create Deployment %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return want, nil
+	}
+	if existing.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] &&
+		*existing.Spec.Replicas == replicas && hasLabels(existing.Labels, want.Labels) {
+		return existing, nil
+	}
+	updated := existing.DeepCopy()
+	updated.Labels = mergeMaps(updated.Labels, want.Labels)
+	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
+	updated.Spec.Replicas = want.Spec.Replicas
+	updated.Spec.Template = want.Spec.Template
+	log.Info("Updating Deployment", "replicas", replicas)
+	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return updated, nil
+}
+
+// applyService creates, patches or deletes the Workload's Service.
+func (r *Reconciler) applyService(ctx context.Context, wl *polykubev1alpha1.Workload, existing *corev1.Service) error {
+	want := desiredService(wl, r.ClusterName)
+	if want == nil {
+		return r.deleteOwned(ctx, nil, existing)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("service", client.ObjectKeyFromObject(want))
+	if existing == nil {
+		log.Info("Creating Service")
+		if err := r.Create(ctx, want); err != nil {
+			return fmt.Errorf("create Service %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return nil
+	}
+	if existing.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] && hasLabels(existing.Labels, want.Labels) {
+		return nil
+	}
+	updated := existing.DeepCopy()
+	updated.Labels = mergeMaps(updated.Labels, want.Labels)
+	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
+	updated.Spec.Type = want.Spec.Type
+	updated.Spec.Selector = want.Spec.Selector
+	updated.Spec.Ports = want.Spec.Ports
+	log.Info("Updating Service")
+	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+		return fmt.Errorf("patch Service %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return nil
+}
+
+// deleteOwned deletes the given objects (each may be nil), which the caller checked are owned
+// by the Workload; the UID precondition makes sure it deletes exactly those.
+func (r *Reconciler) deleteOwned(ctx context.Context, dep *appsv1.Deployment, svc *corev1.Service) error {
+	var objs []client.Object
+	if dep != nil {
+		objs = append(objs, dep)
+	}
+	if svc != nil {
+		objs = append(objs, svc)
+	}
+	for _, obj := range objs {
+		kind := "Deployment"
+		if _, ok := obj.(*corev1.Service); ok {
+			kind = "Service"
+		}
+		uid := obj.GetUID()
+		ctrl.LoggerFrom(ctx).Info("Deleting an object the Workload no longer needs in this cluster", "kind", kind, "object", client.ObjectKeyFromObject(obj))
+		err := r.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) secretRecheck() time.Duration {
+	if r.SecretRecheckInterval > 0 {
+		return r.SecretRecheckInterval
+	}
+	return DefaultSecretRecheckInterval
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func allocationMessage(alloc placement.Allocation) string {
+	parts := make([]string, 0, len(alloc))
+	for _, s := range alloc {
+		parts = append(parts, fmt.Sprintf("%s=%d", s.Cluster, s.Replicas))
+	}
+	return "replicas per cluster: " + strings.Join(parts, ", ")
+}
+
+func pluralIs(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeMaps(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = make(map[string]string, len(src))
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}

@@ -1,0 +1,160 @@
+package workload
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/placement"
+)
+
+// The reasons of the Workload's conditions.
+//
+// Allocated: True/Succeeded when the distribution yields an allocation; False/InvalidSpec when
+// it does not (the spec must be fixed; the reconciler does not retry).
+//
+// Ready (the summary, for this cluster's slice only):
+//   - True/Succeeded: the local Deployment has every desired replica ready and updated.
+//   - True/NotTargeted: this cluster is not a target; nothing runs here.
+//   - False/InvalidSpec: the distribution cannot be allocated.
+//   - False/ClusterUnknown: no ClusterMember is named after this operator's --cluster-name.
+//   - False/Conflict: a Deployment or Service with the Workload's name exists and Polykube did
+//     not create it for this Workload; it is left untouched.
+//   - False/DeploymentPending: the Deployment has no status yet.
+//   - False/Progressing: the Deployment is rolling out or scaling.
+//   - False/Degraded: the Deployment reports ReplicaFailure or Progressing=False.
+//   - False/ReconcileFailed: an API call failed; the reconciler retries.
+//
+// Events carry the same reason as the condition they report.
+
+// observation is what the local Deployment reports.
+type observation struct {
+	Ready, Available, Updated int32
+	Phase                     string
+}
+
+// observe summarizes the local Deployment against the desired replicas.
+func observe(dep *appsv1.Deployment, desired int32) observation {
+	if dep == nil {
+		return observation{Phase: polykubev1alpha1.PhasePending}
+	}
+	return observation{
+		Ready:     dep.Status.ReadyReplicas,
+		Available: dep.Status.AvailableReplicas,
+		Updated:   dep.Status.UpdatedReplicas,
+		Phase:     deploymentPhase(dep, desired),
+	}
+}
+
+// deploymentPhase is Pending while the Deployment has no status, Degraded when it reports
+// ReplicaFailure or Progressing=False, Ready when every desired replica is ready and updated
+// for the current generation, else Progressing.
+func deploymentPhase(dep *appsv1.Deployment, desired int32) string {
+	if dep.Status.ObservedGeneration == 0 {
+		return polykubev1alpha1.PhasePending
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return polykubev1alpha1.PhaseDegraded
+		}
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+			return polykubev1alpha1.PhaseDegraded
+		}
+	}
+	if dep.Status.ObservedGeneration >= dep.Generation &&
+		dep.Status.ReadyReplicas == desired && dep.Status.UpdatedReplicas == desired &&
+		dep.Status.Replicas == desired {
+		return polykubev1alpha1.PhaseReady
+	}
+	return polykubev1alpha1.PhaseProgressing
+}
+
+// targetStatuses lists every target of the allocation with the replicas computed here. The
+// entry of cluster is Local; when obs is set it also carries the observation, generation and
+// a LastUpdateTime that moves only when the entry changes (taken from prev otherwise).
+func targetStatuses(alloc placement.Allocation, cluster string, obs *observation, generation int64,
+	prev []polykubev1alpha1.TargetStatus, now metav1.Time) []polykubev1alpha1.TargetStatus {
+	out := make([]polykubev1alpha1.TargetStatus, 0, len(alloc))
+	for _, s := range alloc {
+		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
+		if s.Cluster == cluster {
+			t.Local = true
+			if obs != nil {
+				t.ReadyReplicas = ptr.To(obs.Ready)
+				t.AvailableReplicas = ptr.To(obs.Available)
+				t.UpdatedReplicas = ptr.To(obs.Updated)
+				t.Phase = obs.Phase
+				t.ObservedGeneration = generation
+			}
+			t.LastUpdateTime = lastUpdate(t, prev, now)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// lastUpdate keeps the previous LastUpdateTime of the entry when nothing else in it changed.
+func lastUpdate(t polykubev1alpha1.TargetStatus, prev []polykubev1alpha1.TargetStatus, now metav1.Time) *metav1.Time {
+	for _, p := range prev {
+		if p.Cluster != t.Cluster || p.LastUpdateTime == nil {
+			continue
+		}
+		cmp := p
+		cmp.LastUpdateTime = nil
+		if equalTargets(cmp, t) {
+			return p.LastUpdateTime
+		}
+	}
+	return &now
+}
+
+func equalTargets(a, b polykubev1alpha1.TargetStatus) bool {
+	eq := func(x, y *int32) bool { return ptr.Deref(x, -1) == ptr.Deref(y, -1) }
+	return a.Cluster == b.Cluster && a.DesiredReplicas == b.DesiredReplicas && a.Local == b.Local &&
+		eq(a.ReadyReplicas, b.ReadyReplicas) && eq(a.AvailableReplicas, b.AvailableReplicas) &&
+		eq(a.UpdatedReplicas, b.UpdatedReplicas) && a.Phase == b.Phase &&
+		a.ObservedGeneration == b.ObservedGeneration && a.LastUpdateTime == nil && b.LastUpdateTime == nil
+}
+
+// readyFromPhase is the Ready condition of a targeted cluster whose Deployment is reconciled.
+func readyFromPhase(wl *polykubev1alpha1.Workload, obs observation, desired int32) (metav1.ConditionStatus, string, string) {
+	name := wl.Namespace + "/" + wl.Name
+	switch obs.Phase {
+	case polykubev1alpha1.PhaseReady:
+		return metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
+			fmt.Sprintf("Deployment %s has %d/%d replicas ready", name, obs.Ready, desired)
+	case polykubev1alpha1.PhaseDegraded:
+		return metav1.ConditionFalse, polykubev1alpha1.ReasonDegraded,
+			fmt.Sprintf("Deployment %s is degraded (ReplicaFailure or Progressing=False): %d/%d replicas ready; see `kubectl describe deployment -n %s %s`",
+				name, obs.Ready, desired, wl.Namespace, wl.Name)
+	case polykubev1alpha1.PhaseProgressing:
+		return metav1.ConditionFalse, polykubev1alpha1.ReasonProgressing,
+			fmt.Sprintf("Deployment %s is rolling out: %d/%d replicas ready, %d updated", name, obs.Ready, desired, obs.Updated)
+	default:
+		return metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending,
+			fmt.Sprintf("Deployment %s has no status yet (%d replicas desired)", name, desired)
+	}
+}
+
+// setCondition sets a condition with the Workload's generation. meta.SetStatusCondition keeps
+// LastTransitionTime unless the status flips, so re-setting the same condition changes nothing.
+func setCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation,
+	})
+}
+
+// isErrorReason tells which Ready reasons count in polykube_reconcile_errors_total.
+func isErrorReason(reason string) bool {
+	switch reason {
+	case polykubev1alpha1.ReasonInvalidSpec, polykubev1alpha1.ReasonConflict,
+		polykubev1alpha1.ReasonClusterUnknown, polykubev1alpha1.ReasonReconcileFailed:
+		return true
+	}
+	return false
+}
