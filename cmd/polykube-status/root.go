@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/polykube/polykube/internal/status"
+)
+
+// pluginName is the binary name under which kubectl finds this command as `kubectl polykube`.
+const pluginName = "kubectl-polykube"
+
+const exitCodesHelp = `Exit codes:
+  0  every cluster was read, the clusters agree, and everything is ready
+  1  internal error (nothing was reported)
+  2  usage error: the command line is wrong (nothing was queried)
+  3  some cluster could not be read (unreachable, timeout, unauthorized, forbidden, CRDs missing)
+  4  the clusters disagree (specs, allocations, rosters, unreported or untargeted slices)
+  5  something is not ready (a slice, a Federation, or a named Workload that does not exist)
+  6  plan: a manifest holds an invalid Workload
+When several apply, the lowest of 3, 4 and 5 wins: an incomplete view comes first, then
+disagreement, then readiness. The JSON/YAML summary lists every finding either way.`
+
+// cli holds the flags and streams of one invocation.
+type cli struct {
+	stdout, stderr io.Writer
+	color          bool
+	exitCode       int
+
+	kubeconfig    string
+	contexts      []string
+	contextsFile  string
+	allContexts   bool
+	timeout       time.Duration
+	output        string
+	namespace     string
+	allNamespaces bool
+
+	planFiles   []string
+	planCluster string
+	planDiff    bool
+}
+
+// run executes the command line args (args[0] is the program name) and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := &cli{stdout: stdout, stderr: stderr, color: useColor(stdout, getenv)}
+	name := "polykube-status"
+	rest := args[1:]
+	if len(args) > 0 && strings.TrimSuffix(filepath.Base(args[0]), ".exe") == pluginName {
+		name = "kubectl polykube status"
+		if len(rest) > 0 && rest[0] == "status" {
+			rest = rest[1:]
+		}
+	}
+	root := c.rootCommand(name)
+	root.SetArgs(rest)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return c.exitCode
+	case status.IsUsage(err):
+		fmt.Fprintf(stderr, "Error: %v\nRun '%s --help' for usage.\n", err, name)
+		return status.ExitUsage
+	default:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return status.ExitInternal
+	}
+}
+
+// useColor is true only when stdout is a terminal and NO_COLOR is unset.
+func useColor(stdout io.Writer, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (c *cli) rootCommand(name string) *cobra.Command {
+	root := &cobra.Command{
+		Use:   name + " [WORKLOAD...] (--context NAME... | --contexts-file FILE | --all-contexts)",
+		Short: "Read-only status of Polykube Workloads across clusters",
+		Long: `Queries every named kubeconfig context in parallel (each with its own --timeout), merges the
+status each cluster's operator wrote, and flags where the clusters disagree. It only reads
+(get/list): bind the ClusterRole polykube-status-reader (gitops/status-reader) to its users.
+
+WORKLOAD arguments filter by name; shell patterns such as 'billing-*' are allowed.
+Each cluster cell reads READY/DESIRED PHASE; '-' means the cluster is not a target, '?' that
+the cluster could not be read, 'absent' that it has no copy of the Workload.
+
+` + exitCodesHelp,
+		Example: `  polykube-status --context alpha --context beta
+  polykube-status billing-api -n shop --all-contexts -o json
+  polykube-status federation --contexts-file fleet.txt
+  polykube-status plan -f gitops/workloads --cluster beta
+  polykube-status plan --diff old-checkout/gitops new-checkout/gitops
+  kubectl polykube status --all-contexts        # when installed as kubectl-polykube`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.runFleet(cmd.Context(), args, status.ViewWorkloads)
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return status.Usagef("%v", err) })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, several paths merged, or ~/.kube/config)")
+	pf.StringArrayVar(&c.contexts, "context", nil, "kubeconfig context to query; repeat for each cluster")
+	pf.StringVar(&c.contextsFile, "contexts-file", "", "file with one context name per line ('#' starts a comment)")
+	pf.BoolVar(&c.allContexts, "all-contexts", false, "query every context of the kubeconfig")
+	pf.DurationVar(&c.timeout, "timeout", status.DefaultTimeout, "time allowed to each cluster")
+	pf.StringVarP(&c.output, "output", "o", status.FormatTable, "output format: table, json or yaml")
+	pf.StringVarP(&c.namespace, "namespace", "n", "", "namespace of the Workloads (default: the contexts' namespace)")
+	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "list Workloads in all namespaces")
+
+	root.AddCommand(c.viewCommand(status.ViewFederation, "The Federation roster and mesh checks as each cluster reports them, and which cluster is local per context"))
+	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
+	root.AddCommand(c.planCommand())
+	return root
+}
+
+func (c *cli) viewCommand(view, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   view + " (--context NAME... | --contexts-file FILE | --all-contexts)",
+		Short: short,
+		Long: short + `.
+
+JSON and YAML print the whole fleet report (the same document as without a view); the exit
+code also describes the whole report.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.runFleet(cmd.Context(), nil, view)
+		},
+	}
+}
+
+func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
+	if err := status.ValidateFormat(c.output); err != nil {
+		return err
+	}
+	if c.timeout <= 0 {
+		return status.Usagef("--timeout must be positive, got %s", c.timeout)
+	}
+	if c.namespace != "" && c.allNamespaces {
+		return status.Usagef("--namespace and --all-namespaces exclude each other: pick one")
+	}
+	targets, err := status.ResolveTargets(status.ContextSelection{
+		Kubeconfig: c.kubeconfig, Contexts: c.contexts, ContextsFile: c.contextsFile, All: c.allContexts,
+	})
+	if err != nil {
+		return err
+	}
+	q := status.Query{Namespace: c.namespace, Names: names, Timeout: c.timeout}
+	if c.namespace == "" && !c.allNamespaces {
+		if q.Namespace, err = status.DefaultNamespace(targets); err != nil {
+			return err
+		}
+	}
+	for _, p := range names {
+		if _, err := filepath.Match(p, ""); err != nil {
+			return status.Usagef("workload pattern %q is malformed: %v", p, err)
+		}
+	}
+	snaps := status.Collect(ctx, targets, q, nil)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	report := status.Merge(snaps, q)
+	if err := status.PrintReport(c.stdout, report, c.output, view, status.PrintOptions{Color: c.color}); err != nil {
+		return err
+	}
+	c.exitCode = report.Summary.ExitCode
+	return nil
+}
+
+func (c *cli) planCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan (-f FILE_OR_DIR... [--cluster NAME] | --diff OLD NEW)",
+		Short: "Preview the allocation of Workload manifests, without any cluster access",
+		Long: `Reads Workload manifests (multi-document YAML; directories recursively; other kinds are
+ignored) and computes each Workload's allocation with the same function the operators run.
+With --diff OLD NEW (two files or directories, for example two git checkouts) it shows which
+replicas move per workload per cluster.
+
+Workloads without metadata.namespace are planned in --namespace (default "default"): the
+allocation's tie-break depends on namespace/name, so set it to where Flux applies them.
+
+Exit codes: 0 every Workload is valid; 2 usage error; 6 an invalid Workload (its file, document
+number and the reason are printed); 1 internal error.`,
+		Example: `  polykube-status plan -f gitops/workloads
+  polykube-status plan -f billing.yaml --cluster beta -o json
+  polykube-status plan --diff /tmp/main/gitops/workloads gitops/workloads`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := status.ValidateFormat(c.output); err != nil {
+				return err
+			}
+			if len(c.contexts) > 0 || c.contextsFile != "" || c.allContexts {
+				return status.Usagef("plan reads manifests only and never contacts a cluster: drop --context, --contexts-file and --all-contexts")
+			}
+			opts := status.LoadOptions{DefaultNamespace: c.namespace}
+			if c.allNamespaces {
+				return status.Usagef("--all-namespaces has no meaning for plan: manifests carry their namespace, or get --namespace")
+			}
+			pr := status.PrintOptions{Color: c.color}
+			if c.planDiff {
+				if len(args) != 2 || len(c.planFiles) > 0 || c.planCluster != "" {
+					return status.Usagef("plan --diff takes exactly two paths, OLD and NEW, and no -f or --cluster: polykube-status plan --diff OLD NEW")
+				}
+				d, err := status.Diff([]string{args[0]}, []string{args[1]}, opts)
+				if err != nil {
+					return err
+				}
+				c.exitCode = d.ExitCode
+				return status.PrintDiff(c.stdout, d, c.output, pr)
+			}
+			if len(args) > 0 {
+				return status.Usagef("plan takes its manifests with -f (got %s); to compare two trees use plan --diff OLD NEW", strings.Join(args, " "))
+			}
+			if len(c.planFiles) == 0 {
+				return status.Usagef("plan needs manifests: -f FILE_OR_DIR (repeatable), or --diff OLD NEW")
+			}
+			p, err := status.Plan(c.planFiles, c.planCluster, opts)
+			if err != nil {
+				return err
+			}
+			c.exitCode = p.ExitCode
+			return status.PrintPlan(c.stdout, p, c.output, pr)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&c.planFiles, "filename", "f", nil, "manifest file or directory (repeatable)")
+	cmd.Flags().StringVar(&c.planCluster, "cluster", "", "show only this cluster's replicas")
+	cmd.Flags().BoolVar(&c.planDiff, "diff", false, "compare the plans of two paths: plan --diff OLD NEW")
+	return cmd
+}

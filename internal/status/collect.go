@@ -1,0 +1,181 @@
+package status
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+)
+
+// DefaultTimeout is the per-cluster timeout when none is given.
+const DefaultTimeout = 5 * time.Second
+
+// Snapshot is what one context returned: its objects, or why it could not be read.
+type Snapshot struct {
+	Context string
+	Server  string
+	// Err is set when the context could not be read; Reason classifies it.
+	Err    error
+	Reason string
+	// Warnings are partial failures that leave the rest of the snapshot usable.
+	Warnings []string
+
+	Workloads      []polykubev1alpha1.Workload
+	Federations    []polykubev1alpha1.Federation
+	ClusterMembers []polykubev1alpha1.ClusterMember
+	Deployments    []appsv1.Deployment
+}
+
+// Query says what to read in every cluster.
+type Query struct {
+	// Namespace restricts Workloads and Deployments; empty means all namespaces.
+	Namespace string
+	// Names are workload name patterns (path.Match syntax); empty means all.
+	Names   []string
+	Timeout time.Duration
+}
+
+// ReaderFactory builds the Reader of a target. Collect uses NewReader unless a test swaps it.
+type ReaderFactory func(t Target, timeout time.Duration) (Reader, error)
+
+// Collect queries every target in parallel, each under its own deadline, and returns the
+// snapshots in target order. It never fails as a whole: a context that cannot be read is a
+// Snapshot with Err and Reason.
+func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) []Snapshot {
+	if q.Timeout <= 0 {
+		q.Timeout = DefaultTimeout
+	}
+	if newReader == nil {
+		newReader = func(t Target, timeout time.Duration) (Reader, error) { return NewReader(t.Config, timeout) }
+	}
+	out := make([]Snapshot, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, q.Timeout)
+			defer cancel()
+			out[i] = collectOne(cctx, t, q, newReader)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
+	s := Snapshot{Context: t.Context, Server: t.Server}
+	if t.ConfigErr != nil {
+		s.Err, s.Reason = t.ConfigErr, ReasonConfigError
+		return s
+	}
+	r, err := newReader(t, q.Timeout)
+	if err != nil {
+		s.Err, s.Reason = err, ReasonConfigError
+		return s
+	}
+	fail := func(what string, err error) Snapshot {
+		s.Reason = Classify(ctx, err)
+		s.Err = fmt.Errorf("list %s: %w", what, err)
+		s.Workloads, s.Federations, s.ClusterMembers, s.Deployments = nil, nil, nil, nil
+		return s
+	}
+	var nsOpts []client.ListOption
+	if q.Namespace != "" {
+		nsOpts = append(nsOpts, client.InNamespace(q.Namespace))
+	}
+
+	var wls polykubev1alpha1.WorkloadList
+	if err := r.List(ctx, &wls, nsOpts...); err != nil {
+		return fail("workloads.polykube.kismet.io", err)
+	}
+	s.Workloads = wls.Items
+
+	var feds polykubev1alpha1.FederationList
+	if err := r.List(ctx, &feds); err != nil {
+		return fail("federations.polykube.kismet.io", err)
+	}
+	s.Federations = feds.Items
+
+	var members polykubev1alpha1.ClusterMemberList
+	if err := r.List(ctx, &members); err != nil {
+		return fail("clustermembers.polykube.kismet.io", err)
+	}
+	s.ClusterMembers = members.Items
+
+	// Deployments only sharpen the untargeted-replicas check; without them the rest stands.
+	managed, _ := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.Equals, []string{polykubev1alpha1.ManagedByValue})
+	hasWorkload, _ := labels.NewRequirement(polykubev1alpha1.WorkloadNameLabel, selection.Exists, nil)
+	var deps appsv1.DeploymentList
+	depOpts := append(append([]client.ListOption(nil), nsOpts...), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*managed, *hasWorkload)})
+	if err := r.List(ctx, &deps, depOpts...); err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("list deployments.apps: %s: %v (untargeted replicas are checked from Workload status only)", Classify(ctx, err), err))
+	} else {
+		s.Deployments = deps.Items
+	}
+	return s
+}
+
+// Classify names why a request failed: Timeout, Unauthorized, Forbidden, CRDsMissing,
+// Unreachable or Error.
+func Classify(ctx context.Context, err error) string {
+	var netErr net.Error
+	switch {
+	case err == nil:
+		return ReasonOK
+	case errors.Is(err, context.DeadlineExceeded), ctx != nil && errors.Is(ctx.Err(), context.DeadlineExceeded),
+		apierrors.IsTimeout(err), apierrors.IsServerTimeout(err),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return ReasonTimeout
+	case apierrors.IsUnauthorized(err):
+		return ReasonUnauthorized
+	case apierrors.IsForbidden(err):
+		return ReasonForbidden
+	case meta.IsNoMatchError(err), apierrors.IsNotFound(err):
+		return ReasonCRDsMissing
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return ReasonError
+	}
+	var certErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &certErr) || errors.As(err, &hostErr) || errors.As(err, &opErr) || errors.As(err, &dnsErr) ||
+		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "EOF") {
+		return ReasonUnreachable
+	}
+	return ReasonError
+}
+
+// Advice is what to do about a reason, appended to the message of an unreadable cluster.
+func Advice(reason string) string {
+	switch reason {
+	case ReasonUnreachable:
+		return "check that the cluster is running and that the context's server address is reachable from here"
+	case ReasonTimeout:
+		return "the API server did not answer in time: check the network path, or raise --timeout"
+	case ReasonUnauthorized:
+		return "the API server rejected the credentials: refresh the context's credentials (an expired token or certificate?)"
+	case ReasonForbidden:
+		return "bind the context's user to the ClusterRole polykube-status-reader (gitops/status-reader)"
+	case ReasonCRDsMissing:
+		return "the polykube.kismet.io CRDs are not installed: this cluster does not run Polykube yet, or the context points at the wrong cluster"
+	case ReasonConfigError:
+		return "fix the context in the kubeconfig (kubectl config view --minify --context NAME)"
+	default:
+		return ""
+	}
+}

@@ -1,0 +1,435 @@
+package status
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/placement"
+)
+
+// PlanReport is the allocation of every Workload found in manifests, computed with
+// placement.ForWorkload, without any cluster access.
+type PlanReport struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Sources are the files and directories read.
+	Sources []string `json:"sources"`
+	// Cluster, when set, restricts the view to that cluster's replicas.
+	Cluster   string            `json:"cluster,omitempty"`
+	Workloads []PlannedWorkload `json:"workloads"`
+	Invalid   []InvalidManifest `json:"invalid"`
+	ExitCode  int               `json:"exitCode"`
+}
+
+// PlannedWorkload is one Workload's allocation.
+type PlannedWorkload struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Source is file:document (1-based) the Workload was read from.
+	Source     string  `json:"source"`
+	Strategy   string  `json:"strategy"`
+	Total      int64   `json:"total"`
+	Allocation []Share `json:"allocation"`
+	// Replicas is the allocation of PlanReport.Cluster; Targeted says whether it is a target.
+	Replicas *int32 `json:"replicas,omitempty"`
+	Targeted *bool  `json:"targeted,omitempty"`
+}
+
+// InvalidManifest is a Workload document that could not be read or allocated.
+type InvalidManifest struct {
+	Source string `json:"source"`
+	Name   string `json:"name,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// PlanDiff shows what moves per workload per cluster between two sets of manifests.
+type PlanDiff struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Old        []string          `json:"old"`
+	New        []string          `json:"new"`
+	Changes    []Change          `json:"changes"`
+	Invalid    []InvalidManifest `json:"invalid"`
+	ExitCode   int               `json:"exitCode"`
+}
+
+// Change is one cluster's replica change of one workload. Old or New is nil when the cluster is
+// not a target on that side (or the Workload does not exist there).
+type Change struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Cluster   string `json:"cluster"`
+	Old       *int32 `json:"old,omitempty"`
+	New       *int32 `json:"new,omitempty"`
+	Delta     int32  `json:"delta"`
+}
+
+// LoadOptions tune how manifests are read.
+type LoadOptions struct {
+	// DefaultNamespace is used for Workloads without metadata.namespace (the allocation's
+	// tie-break depends on namespace/name, so it matters).
+	DefaultNamespace string
+}
+
+// LoadWorkloads reads every .yaml, .yml and .json file under paths (directories recursively,
+// multi-document files) and returns the Workloads, ignoring documents of other kinds. Documents
+// that look like Workloads but cannot be decoded are returned as InvalidManifests; a path that
+// cannot be read at all is an error.
+func LoadWorkloads(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest, error) {
+	if opts.DefaultNamespace == "" {
+		opts.DefaultNamespace = "default"
+	}
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, Usagef("read %s: %v", p, err)
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(f string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if f != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch strings.ToLower(filepath.Ext(f)) {
+			case ".yaml", ".yml", ".json":
+				files = append(files, f)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("walk %s: %w", p, err)
+		}
+	}
+	sort.Strings(files)
+
+	var out []PlannedWorkloadSource
+	var invalid []InvalidManifest
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		wls, bad := decodeWorkloads(f, data, opts)
+		out = append(out, wls...)
+		invalid = append(invalid, bad...)
+	}
+	return out, invalid, nil
+}
+
+// PlannedWorkloadSource is a decoded Workload and where it came from.
+type PlannedWorkloadSource struct {
+	Source   string
+	Workload *polykubev1alpha1.Workload
+}
+
+func decodeWorkloads(file string, data []byte, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest) {
+	var out []PlannedWorkloadSource
+	var invalid []InvalidManifest
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		source := fmt.Sprintf("%s:%d", file, doc)
+		if err != nil {
+			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("not valid YAML: %v", err)})
+			break
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			doc--
+			continue
+		}
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(raw, &tm); err != nil {
+			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("not a Kubernetes object: %v", err)})
+			continue
+		}
+		if tm.Kind != "Workload" || !strings.HasPrefix(tm.APIVersion, polykubev1alpha1.GroupVersion.Group+"/") {
+			continue
+		}
+		if tm.APIVersion != polykubev1alpha1.GroupVersion.String() {
+			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("apiVersion %s is not supported: use %s", tm.APIVersion, polykubev1alpha1.GroupVersion)})
+			continue
+		}
+		w := &polykubev1alpha1.Workload{}
+		if err := yaml.UnmarshalStrict(raw, w); err != nil {
+			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("cannot decode the Workload: %v", err)})
+			continue
+		}
+		if w.Name == "" {
+			invalid = append(invalid, InvalidManifest{Source: source, Reason: "metadata.name is missing"})
+			continue
+		}
+		if w.Namespace == "" {
+			w.Namespace = opts.DefaultNamespace
+		}
+		out = append(out, PlannedWorkloadSource{Source: source, Workload: w})
+	}
+	return out, invalid
+}
+
+// Plan computes the allocation of every Workload under paths. cluster, when set, adds that
+// cluster's replicas to every row.
+func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) {
+	wls, invalid, err := LoadWorkloads(paths, opts)
+	if err != nil {
+		return PlanReport{}, err
+	}
+	rep := PlanReport{APIVersion: APIVersion, Kind: KindPlan, Sources: paths, Cluster: cluster,
+		Workloads: []PlannedWorkload{}, Invalid: []InvalidManifest{}}
+	rep.Invalid = append(rep.Invalid, invalid...)
+	seen := map[string]string{}
+	for _, s := range wls {
+		w := s.Workload
+		key := w.Namespace + "/" + w.Name
+		if first, dup := seen[key]; dup {
+			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key,
+				Reason: fmt.Sprintf("Workload %s is defined twice (first in %s): keep one", key, first)})
+			continue
+		}
+		seen[key] = s.Source
+		alloc, err := placement.ForWorkload(w)
+		if err != nil {
+			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: err.Error()})
+			continue
+		}
+		p := PlannedWorkload{Namespace: w.Namespace, Name: w.Name, Source: s.Source,
+			Strategy: w.Spec.Distribution.Strategy, Total: alloc.Total(), Allocation: shares(alloc)}
+		if cluster != "" {
+			r, ok := alloc.For(cluster)
+			p.Replicas, p.Targeted = &r, &ok
+		}
+		rep.Workloads = append(rep.Workloads, p)
+	}
+	sort.Slice(rep.Workloads, func(i, j int) bool {
+		a, b := rep.Workloads[i], rep.Workloads[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	if len(rep.Invalid) > 0 {
+		rep.ExitCode = ExitInvalidManifest
+	}
+	return rep, nil
+}
+
+// Diff compares the plans of two sets of manifests (for example two git checkouts).
+func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
+	oldPlan, err := Plan(oldPaths, "", opts)
+	if err != nil {
+		return PlanDiff{}, fmt.Errorf("old side: %w", err)
+	}
+	newPlan, err := Plan(newPaths, "", opts)
+	if err != nil {
+		return PlanDiff{}, fmt.Errorf("new side: %w", err)
+	}
+	d := PlanDiff{APIVersion: APIVersion, Kind: KindPlanDiff, Old: oldPaths, New: newPaths, Changes: []Change{}, Invalid: []InvalidManifest{}}
+	d.Invalid = append(append(d.Invalid, oldPlan.Invalid...), newPlan.Invalid...)
+
+	type side struct{ old, new map[string]int32 }
+	byKey := map[[2]string]*side{}
+	get := func(ns, name string) *side {
+		k := [2]string{ns, name}
+		if byKey[k] == nil {
+			byKey[k] = &side{old: map[string]int32{}, new: map[string]int32{}}
+		}
+		return byKey[k]
+	}
+	for _, p := range oldPlan.Workloads {
+		s := get(p.Namespace, p.Name)
+		for _, sh := range p.Allocation {
+			s.old[sh.Cluster] = sh.Replicas
+		}
+	}
+	for _, p := range newPlan.Workloads {
+		s := get(p.Namespace, p.Name)
+		for _, sh := range p.Allocation {
+			s.new[sh.Cluster] = sh.Replicas
+		}
+	}
+	keys := make([][2]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		s := byKey[k]
+		clusters := map[string]bool{}
+		for c := range s.old {
+			clusters[c] = true
+		}
+		for c := range s.new {
+			clusters[c] = true
+		}
+		for _, cl := range sortedMapKeys(clusters) {
+			o, inOld := s.old[cl]
+			n, inNew := s.new[cl]
+			if inOld == inNew && o == n {
+				continue
+			}
+			ch := Change{Namespace: k[0], Name: k[1], Cluster: cl, Delta: n - o}
+			if inOld {
+				ch.Old = &o
+			}
+			if inNew {
+				ch.New = &n
+			}
+			d.Changes = append(d.Changes, ch)
+		}
+	}
+	if len(d.Invalid) > 0 {
+		d.ExitCode = ExitInvalidManifest
+	}
+	return d, nil
+}
+
+// PrintPlan renders a PlanReport.
+func PrintPlan(w io.Writer, p PlanReport, format string, opts PrintOptions) error {
+	switch format {
+	case FormatJSON:
+		return writeJSON(w, p)
+	case FormatYAML:
+		return writeYAML(w, p)
+	case FormatTable, "":
+	default:
+		return ValidateFormat(format)
+	}
+	if len(p.Workloads) == 0 {
+		if _, err := io.WriteString(w, "No valid Workloads found.\n"); err != nil {
+			return err
+		}
+	} else if p.Cluster != "" {
+		rows := [][]cell{header("WORKLOAD", "NAMESPACE", "STRATEGY", strings.ToUpper(p.Cluster), "TOTAL", "SOURCE")}
+		for _, wl := range p.Workloads {
+			mine := colored("not a target", colorNone)
+			if *wl.Targeted {
+				mine = colored(fmt.Sprint(*wl.Replicas), colorGreen)
+			}
+			rows = append(rows, []cell{c(wl.Name), c(wl.Namespace), c(wl.Strategy), mine, c(fmt.Sprint(wl.Total)), c(wl.Source)})
+		}
+		if err := renderTable(w, rows, opts.Color); err != nil {
+			return err
+		}
+	} else {
+		clusters := map[string]bool{}
+		for _, wl := range p.Workloads {
+			for _, s := range wl.Allocation {
+				clusters[s.Cluster] = true
+			}
+		}
+		names := sortedMapKeys(clusters)
+		head := []string{"WORKLOAD", "NAMESPACE", "STRATEGY"}
+		for _, n := range names {
+			head = append(head, strings.ToUpper(n))
+		}
+		rows := [][]cell{header(append(head, "TOTAL", "SOURCE")...)}
+		for _, wl := range p.Workloads {
+			row := []cell{c(wl.Name), c(wl.Namespace), c(wl.Strategy)}
+			for _, n := range names {
+				row = append(row, c(replicasOrDash(wl.Allocation, n)))
+			}
+			rows = append(rows, append(row, c(fmt.Sprint(wl.Total)), c(wl.Source)))
+		}
+		if err := renderTable(w, rows, opts.Color); err != nil {
+			return err
+		}
+	}
+	return printInvalid(w, p.Invalid, opts)
+}
+
+func replicasOrDash(s []Share, cluster string) string {
+	for _, x := range s {
+		if x.Cluster == cluster {
+			return fmt.Sprint(x.Replicas)
+		}
+	}
+	return "-"
+}
+
+func printInvalid(w io.Writer, invalid []InvalidManifest, opts PrintOptions) error {
+	if len(invalid) == 0 {
+		return nil
+	}
+	rows := [][]cell{header("INVALID", "WORKLOAD", "REASON")}
+	for _, iv := range invalid {
+		rows = append(rows, []cell{colored(iv.Source, colorRed), c(orDash(iv.Name)), c(iv.Reason)})
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return renderTable(w, rows, opts.Color)
+}
+
+// PrintDiff renders a PlanDiff.
+func PrintDiff(w io.Writer, d PlanDiff, format string, opts PrintOptions) error {
+	switch format {
+	case FormatJSON:
+		return writeJSON(w, d)
+	case FormatYAML:
+		return writeYAML(w, d)
+	case FormatTable, "":
+	default:
+		return ValidateFormat(format)
+	}
+	if len(d.Changes) == 0 {
+		if _, err := io.WriteString(w, "No replica moves.\n"); err != nil {
+			return err
+		}
+	} else {
+		rows := [][]cell{header("WORKLOAD", "NAMESPACE", "CLUSTER", "OLD", "NEW", "CHANGE")}
+		for _, ch := range d.Changes {
+			change := fmt.Sprintf("%+d", ch.Delta)
+			switch {
+			case ch.Old == nil:
+				change += " (new target)"
+			case ch.New == nil:
+				change += " (no longer a target)"
+			}
+			cl := colorGreen
+			if ch.Delta < 0 {
+				cl = colorRed
+			}
+			rows = append(rows, []cell{c(ch.Name), c(ch.Namespace), c(ch.Cluster), c(ptrOrDash(ch.Old)), c(ptrOrDash(ch.New)), colored(change, cl)})
+		}
+		if err := renderTable(w, rows, opts.Color); err != nil {
+			return err
+		}
+	}
+	return printInvalid(w, d.Invalid, opts)
+}
+
+func ptrOrDash(p *int32) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}

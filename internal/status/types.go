@@ -1,0 +1,233 @@
+// Package status builds the read-only fleet view behind polykube-status.
+//
+// The flow is collect → merge → print. Collect queries every kubeconfig context in parallel with
+// a client that can only read, each with its own deadline, and returns one Snapshot per context:
+// the raw Workloads, Federations, ClusterMembers and polykube-managed Deployments, or the
+// classified reason the context could not be read. Merge is a pure function from snapshots to a
+// Report: rows per workload with one cell per cluster, the federation and member views, every
+// disagreement between clusters (no cluster is the truth, so each flag names all the clusters
+// involved) and a Summary with the exit code. Printers render a Report as a table, JSON or YAML
+// and never query anything.
+//
+// Plan and Diff do the same for manifests on disk, with no cluster access at all.
+package status
+
+// APIVersion is the schema version of every document this package prints as JSON or YAML.
+const APIVersion = "polykube.kismet.io/status/v1alpha1"
+
+// Document kinds.
+const (
+	KindFleetStatus = "FleetStatus"
+	KindPlan        = "Plan"
+	KindPlanDiff    = "PlanDiff"
+)
+
+// Exit codes. When several apply, the lowest non-zero code of the report outcomes wins:
+// ExitUnreachable before ExitDisagreement before ExitNotReady (an incomplete view makes the other
+// findings unreliable, and clusters that disagree matter more than a slice still rolling out).
+// ExitInternal and ExitUsage end the run before any report exists.
+const (
+	ExitOK              = 0
+	ExitInternal        = 1
+	ExitUsage           = 2
+	ExitUnreachable     = 3
+	ExitDisagreement    = 4
+	ExitNotReady        = 5
+	ExitInvalidManifest = 6
+)
+
+// Reasons a context could not be read (ClusterRow.Reason).
+const (
+	ReasonOK           = "OK"
+	ReasonUnreachable  = "Unreachable"
+	ReasonTimeout      = "Timeout"
+	ReasonUnauthorized = "Unauthorized"
+	ReasonForbidden    = "Forbidden"
+	ReasonCRDsMissing  = "CRDsMissing"
+	ReasonConfigError  = "ConfigError"
+	ReasonError        = "Error"
+)
+
+// Disagreement kinds.
+const (
+	// DisagreeSpec: the copies of a Workload hold different specs.
+	DisagreeSpec = "SpecMismatch"
+	// DisagreeSpecHash: the copies' status.specHash differ although the specs read are equal
+	// (an operator computed its status from another spec, or operators hash differently).
+	DisagreeSpecHash = "SpecHashMismatch"
+	// DisagreeAllocation: clusters computed different desiredReplicas for the same target.
+	DisagreeAllocation = "AllocationMismatch"
+	// DisagreeExpected: a cluster's status.targets differ from placement.ForWorkload of its spec.
+	DisagreeExpected = "AllocationNotAsComputed"
+	// DisagreeInvalidSpec: placement.ForWorkload rejects a cluster's copy of the spec.
+	DisagreeInvalidSpec = "InvalidSpec"
+	// DisagreeMissingCopy: a reachable cluster has no copy of a Workload or Federation others have.
+	DisagreeMissingCopy = "MissingCopy"
+	// DisagreeUnreported: a target with desired replicas > 0 that no reachable cluster reports as local.
+	DisagreeUnreported = "UnreportedSlice"
+	// DisagreeUntargeted: a cluster runs replicas of a Workload that does not target it.
+	DisagreeUntargeted = "UntargetedReplicas"
+	// DisagreeRoster: copies of a Federation list different members.
+	DisagreeRoster = "RosterMismatch"
+	// DisagreeMember: copies of a ClusterMember have different specs.
+	DisagreeMember = "MemberMismatch"
+	// DisagreeDuplicateCluster: two contexts report the same cluster name.
+	DisagreeDuplicateCluster = "DuplicateClusterName"
+)
+
+// Where a context's cluster name came from (ClusterRow.NameSource).
+const (
+	NameFromFederation = "Federation.status.localCluster"
+	NameFromWorkload   = "Workload.status.cluster"
+	NameFromContext    = "context"
+)
+
+// Report is the merged fleet view. It is what `-o json` and `-o yaml` print.
+type Report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Namespace the Workloads were listed in; empty means all namespaces.
+	Namespace string `json:"namespace,omitempty"`
+	// Filter holds the workload name patterns given on the command line.
+	Filter []string `json:"filter,omitempty"`
+	// Timeout is the per-cluster timeout, as a Go duration string.
+	Timeout string `json:"timeout"`
+	// Clusters has one row per context, in the order the contexts were given.
+	Clusters      []ClusterRow    `json:"clusters"`
+	Workloads     []WorkloadRow   `json:"workloads"`
+	Federations   []FederationRow `json:"federations"`
+	Members       []MemberRow     `json:"members"`
+	Disagreements []Disagreement  `json:"disagreements"`
+	Summary       Summary         `json:"summary"`
+}
+
+// ClusterRow is one context's outcome.
+type ClusterRow struct {
+	Context string `json:"context"`
+	// Cluster is the name the cluster's operator wrote, or the context name.
+	Cluster    string `json:"cluster"`
+	NameSource string `json:"nameSource"`
+	Server     string `json:"server,omitempty"`
+	Reachable  bool   `json:"reachable"`
+	// Reason is OK or why the cluster could not be read.
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// Warnings are partial failures (for example, Deployments could not be listed).
+	Warnings    []string `json:"warnings,omitempty"`
+	Workloads   int      `json:"workloads"`
+	Federations int      `json:"federations"`
+}
+
+// WorkloadRow is one Workload (namespace/name) across all clusters.
+type WorkloadRow struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Expected is placement.ForWorkload of the spec when every copy holds the same spec.
+	Expected []Share `json:"expected,omitempty"`
+	// Clusters has one entry per context, in context order.
+	Clusters []WorkloadInCluster `json:"clusters"`
+	// DesiredTotal and ReadyTotal sum what the reachable clusters report for themselves.
+	DesiredTotal int32 `json:"desiredTotal"`
+	ReadyTotal   int32 `json:"readyTotal"`
+	Ready        bool  `json:"ready"`
+	// NotReady says why Ready is false.
+	NotReady []string `json:"notReady,omitempty"`
+}
+
+// Share is one cluster's replicas.
+type Share struct {
+	Cluster  string `json:"cluster"`
+	Replicas int32  `json:"replicas"`
+}
+
+// WorkloadInCluster is one cluster's copy of a Workload.
+type WorkloadInCluster struct {
+	Context string `json:"context"`
+	Cluster string `json:"cluster"`
+	// State is Present, Absent (reachable, no copy) or Unknown (cluster not readable).
+	State              string `json:"state"`
+	Generation         int64  `json:"generation,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	SpecHash           string `json:"specHash,omitempty"`
+	// ReportedCluster is status.cluster as the operator wrote it.
+	ReportedCluster string `json:"reportedCluster,omitempty"`
+	Targeted        bool   `json:"targeted"`
+	Desired         int32  `json:"desired"`
+	Ready           int32  `json:"ready"`
+	Phase           string `json:"phase,omitempty"`
+	// Targets is status.targets[] as this cluster computed it.
+	Targets []Share `json:"targets,omitempty"`
+	// Expected is placement.ForWorkload of this copy's spec.
+	Expected []Share `json:"expected,omitempty"`
+	// DeploymentReplicas is spec.replicas of the polykube-managed Deployment, when one exists.
+	DeploymentReplicas *int32 `json:"deploymentReplicas,omitempty"`
+}
+
+// Workload copy states.
+const (
+	StatePresent = "Present"
+	StateAbsent  = "Absent"
+	StateUnknown = "Unknown"
+)
+
+// FederationRow is one Federation across all clusters.
+type FederationRow struct {
+	Name   string           `json:"name"`
+	Copies []FederationCopy `json:"copies"`
+}
+
+// FederationCopy is one cluster's copy of a Federation and its mesh checks.
+type FederationCopy struct {
+	Context      string   `json:"context"`
+	Cluster      string   `json:"cluster"`
+	State        string   `json:"state"`
+	Members      []string `json:"members,omitempty"`
+	LocalCluster string   `json:"localCluster,omitempty"`
+	Ready        string   `json:"ready,omitempty"`
+	Checks       []Check  `json:"checks,omitempty"`
+}
+
+// Check is one condition of a status.
+type Check struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// MemberRow is one ClusterMember name across all clusters.
+type MemberRow struct {
+	Name      string `json:"name"`
+	Provider  string `json:"provider,omitempty"`
+	Region    string `json:"region,omitempty"`
+	ClusterID int32  `json:"clusterID,omitempty"`
+	// InRoster lists the Federations whose spec.members name it.
+	InRoster []string `json:"inRoster,omitempty"`
+	// SeenBy lists the clusters that hold a ClusterMember of this name.
+	SeenBy []string `json:"seenBy"`
+	// LocalContext is the context whose operator reports this member as itself.
+	LocalContext string `json:"localContext,omitempty"`
+}
+
+// Disagreement is one way the clusters' views differ.
+type Disagreement struct {
+	Kind string `json:"kind"`
+	// Object is "Workload namespace/name", "Federation name", "ClusterMember name" or "Cluster name".
+	Object string `json:"object"`
+	// Clusters names every cluster involved.
+	Clusters []string `json:"clusters"`
+	Message  string   `json:"message"`
+}
+
+// Summary is the verdict of a Report.
+type Summary struct {
+	ClustersQueried   int `json:"clustersQueried"`
+	ClustersReachable int `json:"clustersReachable"`
+	// Unreachable names the contexts that could not be read completely.
+	Unreachable   []string `json:"unreachable,omitempty"`
+	Disagreements int      `json:"disagreements"`
+	// NotReady names the Workloads and Federations that are not ready, and patterns that matched nothing.
+	NotReady []string `json:"notReady,omitempty"`
+	Healthy  bool     `json:"healthy"`
+	ExitCode int      `json:"exitCode"`
+}
