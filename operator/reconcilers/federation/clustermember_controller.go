@@ -1,0 +1,53 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/metrics"
+)
+
+// memberReconciler marks the ClusterMember this operator runs in: status.local is true on the
+// one named by ClusterName and false on every other.
+type memberReconciler struct {
+	*Reconciler
+}
+
+// Reconcile writes a ClusterMember's status only when status.local or observedGeneration
+// would change.
+func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	member := &polykubev1alpha1.ClusterMember{}
+	if err := r.Get(ctx, req.NamespacedName, member); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !member.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	want := MemberStatus(member, r.ClusterName)
+	if member.Status.Local == want.Local && member.Status.ObservedGeneration == want.ObservedGeneration {
+		return ctrl.Result{}, nil
+	}
+	orig := member.DeepCopy()
+	member.Status.Local = want.Local
+	member.Status.ObservedGeneration = want.ObservedGeneration
+	ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local)
+	if err := r.Status().Patch(ctx, member, client.MergeFrom(orig)); err != nil {
+		metrics.ReconcileError(clusterMemberControllerName, polykubev1alpha1.ReasonReconcileFailed)
+		return ctrl.Result{}, fmt.Errorf("patch status of ClusterMember %q: %w", member.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// MemberStatus is the status fields this operator owns on a ClusterMember: whether it is the
+// local cluster, and the generation that was looked at. Conditions are left as they are.
+func MemberStatus(member *polykubev1alpha1.ClusterMember, localCluster string) polykubev1alpha1.ClusterMemberStatus {
+	return polykubev1alpha1.ClusterMemberStatus{
+		ObservedGeneration: member.Generation,
+		Local:              member.Name == localCluster,
+	}
+}
