@@ -175,8 +175,8 @@ func TestCheckClusterIDsValid(t *testing.T) {
 			wantInMessage: []string{"1..255", "b has 300", "511"},
 		},
 		{
-			name: "above 255 is fine with maxConnectedClusters 511",
-			spec: polykubev1alpha1.FederationSpec{Members: []string{"a", "b"}, Mesh: polykubev1alpha1.FederationMesh{MaxConnectedClusters: 511}},
+			name:       "above 255 is fine with maxConnectedClusters 511",
+			spec:       polykubev1alpha1.FederationSpec{Members: []string{"a", "b"}, Mesh: polykubev1alpha1.FederationMesh{MaxConnectedClusters: 511}},
 			members:    members(member("a", 1, "10.1.0.0/16"), member("b", 511, "10.2.0.0/16")),
 			wantStatus: metav1.ConditionTrue, wantReason: polykubev1alpha1.ReasonSucceeded, wantInMessage: []string{"1..511"},
 		},

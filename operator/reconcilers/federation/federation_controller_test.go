@@ -234,7 +234,7 @@ func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 	g.Eventually(func() int {
 		return events.count("Normal " + polykubev1alpha1.ReasonSucceeded + " " + polykubev1alpha1.ClusterIdentifiedCondition)
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
-	g.Expect(events.count("Warning " + polykubev1alpha1.ReasonClusterMemberMissing + " " + polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", events.all())
+	g.Expect(events.count("Warning "+polykubev1alpha1.ReasonClusterMemberMissing+" "+polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", events.all())
 }
 
 // TestReconciler_ClusterMember_LocalFlagFollowsClusterName checks that status.local moves when
