@@ -1,0 +1,58 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+func TestDir_StartStopRestart(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ctx := context.Background()
+	d := Dir(t.TempDir())
+	w := topology.Wait{Timeout: topology.Duration{Duration: 10 * time.Second}, Interval: topology.Duration{Duration: 20 * time.Millisecond}}
+
+	pid, err := d.Start(Spec{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", "echo hello $GREETING; exec sleep 60"}, Env: []string{"GREETING=world"}})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	t.Cleanup(func() { _ = d.Stop(ctx, "sleeper", true, w) })
+	got, ok := d.Running("sleeper")
+	g.Expect(ok).To(gomega.BeTrue())
+	g.Expect(got).To(gomega.Equal(pid))
+
+	again, err := d.Start(Spec{Name: "sleeper", Path: "/bin/false"})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(again).To(gomega.Equal(pid), "a running process is left alone")
+	g.Expect(d.Names()).To(gomega.Equal([]string{"sleeper"}))
+
+	g.Expect(d.Stop(ctx, "sleeper", false, w)).To(gomega.Succeed())
+	_, ok = d.Running("sleeper")
+	g.Expect(ok).To(gomega.BeFalse())
+
+	pid2, err := d.Restart("sleeper")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(pid2).NotTo(gomega.Equal(pid))
+	g.Eventually(func() string {
+		b, _ := os.ReadFile(d.LogPath("sleeper"))
+		return string(b)
+	}).Should(gomega.Satisfy(func(s string) bool { return strings.Count(s, "hello world") == 2 }))
+	g.Expect(d.StopAll(ctx, w)).To(gomega.Succeed())
+	_, ok = d.Running("sleeper")
+	g.Expect(ok).To(gomega.BeFalse())
+}
+
+func TestDir_RecycledPIDIsNotAlive(t *testing.T) {
+	g := gomega.NewWithT(t)
+	d := Dir(t.TempDir())
+	// Our own PID with a wrong start time stands for a PID that was reused.
+	g.Expect(os.WriteFile(d.pidPath("ghost"), []byte(`{"pid":`+strconv.Itoa(os.Getpid())+`,"startTicks":1}`), 0o644)).To(gomega.Succeed())
+	_, ok := d.Running("ghost")
+	g.Expect(ok).To(gomega.BeFalse())
+}
+

@@ -1,0 +1,50 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+func w(timeout, interval time.Duration) topology.Wait {
+	return topology.Wait{Timeout: topology.Duration{Duration: timeout}, Interval: topology.Duration{Duration: interval}}
+}
+
+func TestFor(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ctx := context.Background()
+
+	n := 0
+	g.Expect(For(ctx, w(time.Second, time.Millisecond), "three polls", func(context.Context) error {
+		if n++; n < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	})).To(gomega.Succeed())
+	g.Expect(n).To(gomega.Equal(3))
+
+	err := For(ctx, w(30*time.Millisecond, 5*time.Millisecond), "the impossible", func(context.Context) error {
+		return errors.New("still impossible")
+	})
+	var te *TimeoutError
+	g.Expect(errors.As(err, &te)).To(gomega.BeTrue())
+	g.Expect(err.Error()).To(gomega.Equal("timed out after 30ms waiting for the impossible: still impossible"))
+
+	calls := 0
+	err = For(ctx, w(time.Minute, time.Millisecond), "a broken thing", func(context.Context) error {
+		calls++
+		return Stop(errors.New("broken for good"))
+	})
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("broken for good")))
+	g.Expect(calls).To(gomega.Equal(1))
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	err = For(cctx, w(time.Minute, time.Millisecond), "anything", func(context.Context) error { return errors.New("no") })
+	g.Expect(errors.Is(err, context.Canceled)).To(gomega.BeTrue())
+}
