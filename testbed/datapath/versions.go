@@ -1,0 +1,60 @@
+package datapath
+
+import "regexp"
+
+// The versions the datapath tier is pinned to, in one place. The e2e workflow
+// (.github/workflows/e2e-datapath.yaml) installs exactly these CLIs; a test keeps the two in
+// step. They were chosen offline: Cilium 1.20.2 and Flux v2.9.5 are the newest tags the Go
+// module proxy lists for github.com/cilium/cilium and github.com/fluxcd/flux2/v2; the
+// cilium-cli, k0sctl and k0s releases could not be checked from the machine this was written
+// on (docs/datapath.md says so).
+const (
+	// CiliumVersion is the Cilium release `cilium install --version` installs.
+	CiliumVersion = "1.20.2"
+	// CiliumCLIVersion is the cilium CLI release the workflow installs.
+	CiliumCLIVersion = "v0.18.6"
+	// FluxVersion is the flux CLI release; `flux install` installs the controllers it embeds.
+	FluxVersion = "v2.9.5"
+	// K0sctlVersion is the k0sctl release for k0s on SSH hosts.
+	K0sctlVersion = "v0.25.1"
+	// K0sVersion is the k0s release k0sctl installs, and whose image runs k0s in Docker.
+	K0sVersion = "v1.33.1+k0s.0"
+)
+
+// Tool is an external CLI the datapath tier drives, with the oldest version it works with.
+type Tool struct {
+	// Name is the program name looked up on $PATH.
+	Name string
+	// Pinned is the version the project tests with; Minimum the oldest that works.
+	Pinned, Minimum string
+	// VersionArgs print the client version without contacting a cluster.
+	VersionArgs []string
+	// versionRE finds the version in the output of VersionArgs (first group).
+	versionRE *regexp.Regexp
+	// Install says how to install the pinned version.
+	Install string
+}
+
+// The CLIs the datapath tier drives.
+var (
+	CiliumCLI = Tool{
+		Name: "cilium", Pinned: CiliumCLIVersion, Minimum: "v0.16.0",
+		VersionArgs: []string{"version", "--client"},
+		versionRE:   regexp.MustCompile(`cilium-cli:\s*v?(\d+\.\d+\.\d+)`),
+		Install: "curl -L --fail https://github.com/cilium/cilium-cli/releases/download/" + CiliumCLIVersion +
+			"/cilium-linux-amd64.tar.gz | sudo tar xz -C /usr/local/bin   (macOS: brew install cilium-cli)",
+	}
+	FluxCLI = Tool{
+		Name: "flux", Pinned: FluxVersion, Minimum: "v2.2.0",
+		VersionArgs: []string{"version", "--client"},
+		versionRE:   regexp.MustCompile(`flux:\s*v?(\d+\.\d+\.\d+)`),
+		Install: "curl -L --fail https://github.com/fluxcd/flux2/releases/download/" + FluxVersion +
+			"/flux_" + FluxVersion[1:] + "_linux_amd64.tar.gz | sudo tar xz -C /usr/local/bin   (macOS: brew install fluxcd/tap/flux)",
+	}
+	K0sctlCLI = Tool{
+		Name: "k0sctl", Pinned: K0sctlVersion, Minimum: "v0.17.0",
+		VersionArgs: []string{"version"},
+		versionRE:   regexp.MustCompile(`version:\s*v?(\d+\.\d+\.\d+)`),
+		Install:     "go install github.com/k0sproject/k0sctl@" + K0sctlVersion + "   (or a binary from the k0sctl releases page)",
+	}
+)
