@@ -515,7 +515,7 @@ func (m *merger) federations() {
 		if len(groups) > 1 {
 			var parts []string
 			for _, g := range groups {
-				parts = append(parts, fmt.Sprintf("%s list [%s]", strings.Join(m.namesOf(g), ", "), strings.Join(row.Copies[g[0]].Members, ", ")))
+				parts = append(parts, fmt.Sprintf("%s: [%s]", strings.Join(m.namesOf(g), ", "), strings.Join(row.Copies[g[0]].Members, ", ")))
 			}
 			m.flag(DisagreeRoster, object, m.namesOf(present), "the rosters differ: %s", strings.Join(parts, "; "))
 		}

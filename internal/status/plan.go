@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,8 @@ type Change struct {
 	Old       *int32 `json:"old,omitempty"`
 	New       *int32 `json:"new,omitempty"`
 	Delta     int32  `json:"delta"`
+	// Note is "Workload added", "Workload removed", "new target" or "no longer a target".
+	Note string `json:"note,omitempty"`
 }
 
 // LoadOptions tune how manifests are read.
@@ -176,7 +179,15 @@ func decodeWorkloads(file string, data []byte, opts LoadOptions) ([]PlannedWorkl
 		}
 		w := &polykubev1alpha1.Workload{}
 		if err := yaml.UnmarshalStrict(raw, w); err != nil {
-			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("cannot decode the Workload: %v", err)})
+			var meta struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			}
+			_ = yaml.Unmarshal(raw, &meta)
+			name := ""
+			if meta.Metadata.Name != "" {
+				name = orDefault(meta.Metadata.Namespace, opts.DefaultNamespace) + "/" + meta.Metadata.Name
+			}
+			invalid = append(invalid, InvalidManifest{Source: source, Name: name, Reason: fmt.Sprintf("cannot decode the Workload: %v", err)})
 			continue
 		}
 		if w.Name == "" {
@@ -231,6 +242,7 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 		}
 		return a.Name < b.Name
 	})
+	sortInvalid(rep.Invalid)
 	if len(rep.Invalid) > 0 {
 		rep.ExitCode = ExitInvalidManifest
 	}
@@ -248,9 +260,19 @@ func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
 		return PlanDiff{}, fmt.Errorf("new side: %w", err)
 	}
 	d := PlanDiff{APIVersion: APIVersion, Kind: KindPlanDiff, Old: oldPaths, New: newPaths, Changes: []Change{}, Invalid: []InvalidManifest{}}
-	d.Invalid = append(append(d.Invalid, oldPlan.Invalid...), newPlan.Invalid...)
+	for _, iv := range oldPlan.Invalid {
+		iv.Source = "old: " + iv.Source
+		d.Invalid = append(d.Invalid, iv)
+	}
+	for _, iv := range newPlan.Invalid {
+		iv.Source = "new: " + iv.Source
+		d.Invalid = append(d.Invalid, iv)
+	}
 
-	type side struct{ old, new map[string]int32 }
+	type side struct {
+		old, new     map[string]int32
+		inOld, inNew bool
+	}
 	byKey := map[[2]string]*side{}
 	get := func(ns, name string) *side {
 		k := [2]string{ns, name}
@@ -261,12 +283,14 @@ func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
 	}
 	for _, p := range oldPlan.Workloads {
 		s := get(p.Namespace, p.Name)
+		s.inOld = true
 		for _, sh := range p.Allocation {
 			s.old[sh.Cluster] = sh.Replicas
 		}
 	}
 	for _, p := range newPlan.Workloads {
 		s := get(p.Namespace, p.Name)
+		s.inNew = true
 		for _, sh := range p.Allocation {
 			s.new[sh.Cluster] = sh.Replicas
 		}
@@ -297,6 +321,16 @@ func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
 				continue
 			}
 			ch := Change{Namespace: k[0], Name: k[1], Cluster: cl, Delta: n - o}
+			switch {
+			case !s.inOld:
+				ch.Note = "Workload added"
+			case !s.inNew:
+				ch.Note = "Workload removed"
+			case !inOld:
+				ch.Note = "new target"
+			case !inNew:
+				ch.Note = "no longer a target"
+			}
 			if inOld {
 				ch.Old = &o
 			}
@@ -408,11 +442,8 @@ func PrintDiff(w io.Writer, d PlanDiff, format string, opts PrintOptions) error 
 		rows := [][]cell{header("WORKLOAD", "NAMESPACE", "CLUSTER", "OLD", "NEW", "CHANGE")}
 		for _, ch := range d.Changes {
 			change := fmt.Sprintf("%+d", ch.Delta)
-			switch {
-			case ch.Old == nil:
-				change += " (new target)"
-			case ch.New == nil:
-				change += " (no longer a target)"
+			if ch.Note != "" {
+				change += " (" + ch.Note + ")"
 			}
 			cl := colorGreen
 			if ch.Delta < 0 {
@@ -432,4 +463,34 @@ func ptrOrDash(p *int32) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// sortInvalid orders findings by file, then document number.
+func sortInvalid(iv []InvalidManifest) {
+	split := func(src string) (string, int) {
+		i := strings.LastIndexByte(src, ':')
+		if i < 0 {
+			return src, 0
+		}
+		n, err := strconv.Atoi(src[i+1:])
+		if err != nil {
+			return src, 0
+		}
+		return src[:i], n
+	}
+	sort.SliceStable(iv, func(a, b int) bool {
+		fa, da := split(iv[a].Source)
+		fb, db := split(iv[b].Source)
+		if fa != fb {
+			return fa < fb
+		}
+		return da < db
+	})
 }

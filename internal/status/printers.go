@@ -111,6 +111,11 @@ func renderTable(w io.Writer, rows [][]cell, color bool) error {
 	}
 	var b strings.Builder
 	for _, r := range rows {
+		last := len(r) - 1
+		for last > 0 && r[last].text == "" {
+			last--
+		}
+		r = r[:last+1]
 		for i, x := range r {
 			text := x.text
 			if color && x.color != colorNone {

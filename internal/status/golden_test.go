@@ -1,0 +1,151 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatalf("update %s: %v", path, err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v (run `go test ./internal/status/ -run %s -update` to create it)", path, err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output; if the change is intended, run with -update.\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// troubledFleet: gamma is unreachable, beta's roster lacks gamma, beta's web slice is rolling out.
+func troubledFleet() Report {
+	s := healthyFleet()
+	s[2] = unreachable(s[2], ReasonUnreachable)
+	s[1].Federations[0].Spec.Members = []string{"alpha", "beta"}
+	c := &s[1].Federations[0].Status.Conditions[1]
+	c.Status, c.Reason, c.Message = metav1.ConditionFalse, polykubev1alpha1.ReasonMemberMissing, "gamma has no ClusterMember"
+	w := findWorkload(&s[1], "web")
+	w.Status.ReadyReplicas, w.Status.Phase = 0, polykubev1alpha1.PhaseProgressing
+	return Merge(s, Query{Namespace: "shop"})
+}
+
+func render(t *testing.T, r Report, format, view string, color bool) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := PrintReport(&b, r, format, view, PrintOptions{Color: color}); err != nil {
+		t.Fatalf("print: %v", err)
+	}
+	return b.Bytes()
+}
+
+func TestPrintReport_Golden(t *testing.T) {
+	healthy := Merge(healthyFleet(), Query{Namespace: "shop"})
+	troubled := troubledFleet()
+	tests := []struct {
+		file   string
+		report Report
+		format string
+		view   string
+		color  bool
+	}{
+		{"fleet-healthy.table.golden", healthy, FormatTable, ViewWorkloads, false},
+		{"fleet-healthy.federation.golden", healthy, FormatTable, ViewFederation, false},
+		{"fleet-healthy.members.golden", healthy, FormatTable, ViewMembers, false},
+		{"fleet-healthy.json.golden", healthy, FormatJSON, "", false},
+		{"fleet-troubled.table.golden", troubled, FormatTable, ViewWorkloads, false},
+		{"fleet-troubled.color.golden", troubled, FormatTable, ViewWorkloads, true},
+		{"fleet-troubled.federation.golden", troubled, FormatTable, ViewFederation, false},
+		{"fleet-troubled.json.golden", troubled, FormatJSON, "", false},
+		{"fleet-troubled.yaml.golden", troubled, FormatYAML, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			golden(t, tt.file, render(t, tt.report, tt.format, tt.view, tt.color))
+		})
+	}
+}
+
+func TestPrintReport_JSONAndYAMLAreTheSameDocument(t *testing.T) {
+	g := NewWithT(t)
+	r := troubledFleet()
+	var fromJSON, fromYAML Report
+	g.Expect(json.Unmarshal(render(t, r, FormatJSON, "", false), &fromJSON)).To(Succeed())
+	g.Expect(yaml.Unmarshal(render(t, r, FormatYAML, "", false), &fromYAML)).To(Succeed())
+	g.Expect(fromJSON).To(Equal(r))
+	g.Expect(fromYAML).To(Equal(r))
+	g.Expect(fromJSON.APIVersion).To(Equal("polykube.kismet.io/status/v1alpha1"))
+}
+
+func TestPrintReport_NoColourUnlessAsked(t *testing.T) {
+	g := NewWithT(t)
+	r := troubledFleet()
+	g.Expect(string(render(t, r, FormatTable, ViewWorkloads, false))).NotTo(ContainSubstring("\x1b["))
+	g.Expect(string(render(t, r, FormatTable, ViewWorkloads, true))).To(ContainSubstring("\x1b[31m"))
+}
+
+func TestPrintReport_Usage(t *testing.T) {
+	g := NewWithT(t)
+	err := PrintReport(&bytes.Buffer{}, troubledFleet(), "xml", "", PrintOptions{})
+	g.Expect(IsUsage(err)).To(BeTrue())
+	g.Expect(err.Error()).To(ContainSubstring("-o json"))
+	g.Expect(IsUsage(PrintReport(&bytes.Buffer{}, troubledFleet(), FormatTable, "nodes", PrintOptions{}))).To(BeTrue())
+}
+
+func TestPlan_Golden(t *testing.T) {
+	g := NewWithT(t)
+	old := []string{filepath.Join("testdata", "plan", "old")}
+	newer := []string{filepath.Join("testdata", "plan", "new")}
+	invalid := []string{filepath.Join("testdata", "plan", "invalid", "bad.yaml")}
+
+	p, err := Plan(old, "", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.ExitCode).To(Equal(ExitOK))
+	beta, err := Plan(newer, "beta", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	bad, err := Plan(invalid, "", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bad.ExitCode).To(Equal(ExitInvalidManifest))
+	d, err := Diff(old, newer, LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	tests := []struct {
+		file  string
+		print func(*bytes.Buffer) error
+	}{
+		{"plan.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatTable, PrintOptions{}) }},
+		{"plan.json.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatJSON, PrintOptions{}) }},
+		{"plan.yaml.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatYAML, PrintOptions{}) }},
+		{"plan-cluster.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, beta, FormatTable, PrintOptions{}) }},
+		{"plan-invalid.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, bad, FormatTable, PrintOptions{}) }},
+		{"plan-diff.table.golden", func(b *bytes.Buffer) error { return PrintDiff(b, d, FormatTable, PrintOptions{}) }},
+		{"plan-diff.json.golden", func(b *bytes.Buffer) error { return PrintDiff(b, d, FormatJSON, PrintOptions{}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.print(&b); err != nil {
+				t.Fatalf("print: %v", err)
+			}
+			golden(t, tt.file, b.Bytes())
+		})
+	}
+}

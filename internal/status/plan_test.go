@@ -1,0 +1,92 @@
+package status
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+const workloadDoc = `apiVersion: polykube.kismet.io/v1alpha1
+kind: Workload
+metadata:
+  name: %s
+  namespace: shop
+spec:
+  distribution:
+    strategy: Static
+    targets:
+      - clusterRef: alpha
+        replicas: %d
+  template: {}
+`
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func doc(name string, replicas int) string {
+	return fmt.Sprintf(workloadDoc, name, replicas)
+}
+
+func TestPlan_FindsWorkloadsAndReportsInvalidOnes(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "a.yaml", doc("one", 2)+"---\n"+doc("two", 1))
+	writeFile(t, dir, "deep/er/b.yml", doc("three", 3))
+	writeFile(t, dir, "c.yaml", doc("one", 5))           // duplicate of a.yaml's
+	writeFile(t, dir, ".git/config.yaml", doc("hid", 1)) // hidden directories are skipped
+	writeFile(t, dir, "README.md", "not a manifest")
+	writeFile(t, dir, "v2.yaml", "apiVersion: polykube.kismet.io/v2\nkind: Workload\nmetadata: {name: future}\n")
+
+	p, err := Plan([]string{dir}, "alpha", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Workloads).To(HaveLen(3))
+	g.Expect(p.Workloads[0].Name).To(Equal("one"))
+	g.Expect(*p.Workloads[0].Replicas).To(BeEquivalentTo(2))
+	g.Expect(*p.Workloads[0].Targeted).To(BeTrue())
+	g.Expect(p.Invalid).To(HaveLen(2))
+	g.Expect(p.Invalid[0].Reason).To(ContainSubstring("defined twice (first in " + filepath.Join(dir, "a.yaml") + ":1)"))
+	g.Expect(p.Invalid[1].Reason).To(ContainSubstring("polykube.kismet.io/v2 is not supported"))
+	g.Expect(p.ExitCode).To(Equal(ExitInvalidManifest))
+}
+
+func TestPlan_MissingPathIsAUsageError(t *testing.T) {
+	g := NewWithT(t)
+	_, err := Plan([]string{filepath.Join(t.TempDir(), "nope")}, "", LoadOptions{})
+	g.Expect(IsUsage(err)).To(BeTrue())
+}
+
+func TestPlan_NamespaceDefaultChangesTheKey(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "w.yaml", "apiVersion: polykube.kismet.io/v1alpha1\nkind: Workload\nmetadata: {name: x}\nspec:\n  distribution: {strategy: Static, targets: [{clusterRef: a, replicas: 1}]}\n  template: {}\n")
+	p, err := Plan([]string{dir}, "", LoadOptions{DefaultNamespace: "prod"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Workloads[0].Namespace).To(Equal("prod"))
+}
+
+func TestDiff_AddedRemovedAndUnchanged(t *testing.T) {
+	g := NewWithT(t)
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	writeFile(t, oldDir, "w.yaml", doc("same", 2)+"---\n"+doc("gone", 1)+"---\n"+doc("grows", 1))
+	writeFile(t, newDir, "w.yaml", doc("same", 2)+"---\n"+doc("born", 4)+"---\n"+doc("grows", 3))
+
+	d, err := Diff([]string{oldDir}, []string{newDir}, LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d.Changes).To(HaveLen(3))
+	g.Expect(d.Changes[0]).To(And(HaveField("Name", "born"), HaveField("Delta", int32(4)), HaveField("Note", "Workload added")))
+	g.Expect(d.Changes[1]).To(And(HaveField("Name", "gone"), HaveField("Delta", int32(-1)), HaveField("Note", "Workload removed")))
+	g.Expect(d.Changes[2]).To(And(HaveField("Name", "grows"), HaveField("Delta", int32(2)), HaveField("Note", "")))
+	g.Expect(d.ExitCode).To(Equal(ExitOK))
+}
