@@ -28,7 +28,9 @@ import (
 )
 
 const (
-	federationControllerName    = "federation"
+	// ControllerName names the Federation controller in logs, metrics and events.
+	ControllerName = "federation"
+	// clusterMemberControllerName names the ClusterMember controller.
 	clusterMemberControllerName = "clustermember"
 	// eventAction is the events.k8s.io action of every event this package emits.
 	eventAction = "CheckRoster"
@@ -56,7 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("federation reconciler: the cluster name is empty: start the operator with --cluster-name set to this cluster's ClusterMember name")
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		Named(federationControllerName).
+		Named(ControllerName).
 		For(&polykubev1alpha1.Federation{}).
 		Watches(&polykubev1alpha1.ClusterMember{},
 			handler.EnqueueRequestsFromMapFunc(r.allFederations),
@@ -102,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	var members polykubev1alpha1.ClusterMemberList
 	if err := r.List(ctx, &members); err != nil {
-		metrics.ReconcileError(federationControllerName, polykubev1alpha1.ReasonReconcileFailed)
+		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 		return ctrl.Result{}, fmt.Errorf("list ClusterMembers to check Federation %q: %w", fed.Name, err)
 	}
 
@@ -135,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.V(1).Info("Writing Federation status", "ready", meta.FindStatusCondition(fed.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason)
 	if err := r.Status().Patch(ctx, fed, client.MergeFrom(orig)); err != nil {
-		metrics.ReconcileError(federationControllerName, polykubev1alpha1.ReasonReconcileFailed)
+		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 		return ctrl.Result{}, fmt.Errorf("patch status of Federation %q: %w", fed.Name, err)
 	}
 	for _, c := range transitions {

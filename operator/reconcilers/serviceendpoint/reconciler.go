@@ -1,0 +1,275 @@
+// Package serviceendpoint reconciles ServiceEndpoints: in every member cluster, a ClusterIP
+// Service of the same name and namespace, selecting the referenced Workload's pods and annotated
+// as a Cilium ClusterMesh global service. The Service exists even where the Workload runs no
+// replica or does not exist, because ClusterMesh merges the backends of Services that have the
+// same name and namespace in each cluster.
+//
+// The reconciler never adopts or changes a Service it did not create, and deletes nothing: the
+// garbage collector removes the Service through its owner reference when the ServiceEndpoint
+// is deleted.
+package serviceendpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/placement"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "serviceendpoint"
+
+const (
+	// eventAction is the events.k8s.io action of every event this package emits.
+	eventAction = "ReconcileService"
+	// raceRetryInterval is how soon a reconcile that raced with another creator of the Service
+	// runs again, in case no Service event arrives.
+	raceRetryInterval = time.Second
+)
+
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints,verbs=get;list;watch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints/status,verbs=patch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints/finalizers,verbs=update
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles ServiceEndpoints.
+type Reconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	// ClusterName is the operator's --cluster-name, written into the Service's cluster label.
+	ClusterName string
+}
+
+// SetupWithManager registers the controller. Besides ServiceEndpoints it watches Services and
+// EndpointSlices of the same name (to restore a changed Service, to create it once a foreign
+// one is gone, and to count endpoints) and Workloads (whose existence and targets the Ready
+// condition reports).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.ClusterName == "" {
+		return errors.New("serviceendpoint reconciler: the cluster name is empty: start the operator with --cluster-name set to this cluster's ClusterMember name")
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&polykubev1alpha1.ServiceEndpoint{}).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.sameName)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice)).
+		Watches(&polykubev1alpha1.Workload{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up the ServiceEndpoint controller: %w", err)
+	}
+	return nil
+}
+
+// sameName maps a Service to the ServiceEndpoint of the same name, if there is one.
+func (r *Reconciler) sameName(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.ifExists(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+}
+
+// forEndpointSlice maps an EndpointSlice to the ServiceEndpoint named like its Service.
+func (r *Reconciler) forEndpointSlice(ctx context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[discoveryv1.LabelServiceName]
+	if name == "" {
+		return nil
+	}
+	return r.ifExists(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name})
+}
+
+func (r *Reconciler) ifExists(ctx context.Context, key client.ObjectKey) []reconcile.Request {
+	if err := r.Get(ctx, key, &polykubev1alpha1.ServiceEndpoint{}); err != nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// forWorkload maps a Workload to the ServiceEndpoints of its namespace that reference it.
+func (r *Reconciler) forWorkload(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list polykubev1alpha1.ServiceEndpointList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ServiceEndpoints to re-check after a Workload changed")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, se := range list.Items {
+		if se.Spec.WorkloadRef.Name == obj.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&se)})
+		}
+	}
+	return reqs
+}
+
+// Reconcile makes the Service match the ServiceEndpoint and reports it in the status, which is
+// written only when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	se := &polykubev1alpha1.ServiceEndpoint{}
+	if err := r.Get(ctx, req.NamespacedName, se); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !se.DeletionTimestamp.IsZero() {
+		// The garbage collector deletes the Service through its owner reference.
+		return ctrl.Result{}, nil
+	}
+
+	obs, retry := r.observe(ctx, se)
+	if retry {
+		// The cache has not caught up with a Service this reconcile raced with; the Service
+		// event that follows reconciles again. Nothing was learned, so nothing is written.
+		return ctrl.Result{RequeueAfter: raceRetryInterval}, nil
+	}
+	if err := r.writeStatus(ctx, se, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	if obs.Err != nil {
+		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
+		return ctrl.Result{}, obs.Err
+	}
+	return ctrl.Result{}, nil
+}
+
+// observe looks up the Workload, creates or updates the Service and counts its endpoints.
+// retry is true when the Service was created by someone else between the cached read and the
+// create.
+func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint) (obs Observation, retry bool) {
+	obs = Observation{
+		Service:  client.ObjectKeyFromObject(se).String(),
+		Settings: SettingsOf(se.Spec),
+		Workload: se.Spec.WorkloadRef.Name,
+		Cluster:  r.ClusterName,
+	}
+
+	wl := &polykubev1alpha1.Workload{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: se.Namespace, Name: se.Spec.WorkloadRef.Name}, wl); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		obs.Err = fmt.Errorf("get Workload %s/%s: %w", se.Namespace, se.Spec.WorkloadRef.Name, err)
+		return obs, false
+	default:
+		obs.WorkloadFound = true
+		obs.Targeted = slices.ContainsFunc(wl.Spec.Distribution.Targets, func(t polykubev1alpha1.DistributionTarget) bool {
+			return t.ClusterRef == r.ClusterName
+		})
+		if alloc, err := placement.ForWorkload(wl); err == nil {
+			if n, ok := alloc.For(r.ClusterName); ok {
+				obs.LocalReplicas = &n
+			}
+		}
+	}
+
+	conflict, err := r.applyService(ctx, se)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return obs, true
+	case err != nil:
+		obs.Err = err
+		return obs, false
+	case conflict != "":
+		obs.Conflict = conflict
+		return obs, false
+	}
+
+	var endpointSlices discoveryv1.EndpointSliceList
+	if err := r.List(ctx, &endpointSlices, client.InNamespace(se.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: se.Name}); err != nil {
+		obs.Err = fmt.Errorf("list EndpointSlices of Service %s: %w", obs.Service, err)
+		return obs, false
+	}
+	obs.ReadyEndpoints = CountReadyEndpoints(endpointSlices.Items)
+	return obs, false
+}
+
+// applyService creates the Service or patches the fields that differ from the spec. It returns
+// a description of the owner when a Service of that name exists that this ServiceEndpoint did
+// not create; that Service is not touched.
+func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint) (conflict string, err error) {
+	want := DesiredService(se, r.ClusterName)
+	if err := controllerutil.SetControllerReference(se, want, r.Scheme); err != nil {
+		return "", fmt.Errorf("set the owner reference of Service %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("service", client.ObjectKeyFromObject(want))
+
+	existing := &corev1.Service{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("get Service %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		log.Info("Creating Service", "settings", SettingsOf(se.Spec).String())
+		if err := r.Create(ctx, want); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return "", err
+			}
+			return "", fmt.Errorf("create Service %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return "", nil
+	}
+	if !metav1.IsControlledBy(existing, se) {
+		return DescribeOwner(existing), nil
+	}
+	updated, changed := Reconciled(existing, want)
+	if !changed {
+		return "", nil
+	}
+	log.Info("Updating Service", "settings", SettingsOf(se.Spec).String())
+	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+		return "", fmt.Errorf("patch Service %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return "", nil
+}
+
+// writeStatus patches the status when it changed and records an event when Ready changed its
+// status or reason.
+func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint, obs Observation) error {
+	orig := se.DeepCopy()
+	ready := ReadyCondition(obs)
+	ready.ObservedGeneration = se.Generation
+	transition := isTransition(orig.Status.Conditions, ready)
+
+	se.Status.ObservedGeneration = se.Generation
+	switch {
+	case obs.Conflict != "":
+		se.Status.ServiceName, se.Status.LocalReadyEndpoints = "", 0
+	case obs.Err == nil:
+		se.Status.ServiceName, se.Status.LocalReadyEndpoints = se.Name, obs.ReadyEndpoints
+	}
+	meta.SetStatusCondition(&se.Status.Conditions, ready)
+	if equality.Semantic.DeepEqual(orig.Status, se.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, se, client.MergeFrom(orig)); err != nil {
+		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
+		return fmt.Errorf("patch status of ServiceEndpoint %s: %w", obs.Service, err)
+	}
+	if transition && r.Recorder != nil {
+		eventType := corev1.EventTypeNormal
+		if ready.Status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(se, nil, eventType, ready.Reason, eventAction, "%s", ready.Message)
+	}
+	return nil
+}
