@@ -102,6 +102,9 @@ func (tc *Toolchain) FluxCRDs(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("flux CRDs: go mod download %s found %d CRDs: %v\n%s(is the Go module proxy GOPROXY=%s reachable?)",
 			strings.Join(fluxCRDModules, " "), n, err, lastLines(stderr.String(), 10), goEnv("GOPROXY"))
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return "", err
 	}

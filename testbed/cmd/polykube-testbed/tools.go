@@ -106,6 +106,9 @@ Groups: ` + strings.Join(toolchain.Groups(), ", ") + ` (default: all).`,
 	cmd.AddCommand(&cobra.Command{
 		Use:   "env [GROUP|TOOL...]",
 		Short: "Print KUBEBUILDER_ASSETS and POLYKUBE_<TOOL>_BINARY lines for shells and Makefiles",
+		Long: `Print KEY=value lines: KUBEBUILDER_ASSETS (a directory with kube-apiserver and etcd),
+POLYKUBE_<TOOL>_BINARY for each tool asked for (default: the envtest group), and
+POLYKUBE_FLUX_CRDS (the directory of the Flux CRD YAMLs) when a Flux controller is asked for.`,
 		Example: `  export $(polykube-testbed tools env)
   polykube-testbed tools env --build kwok`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -126,8 +129,17 @@ Groups: ` + strings.Join(toolchain.Groups(), ", ") + ` (default: all).`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "KUBEBUILDER_ASSETS=%s\n", assets)
+			flux := false
 			for _, r := range resolved {
 				fmt.Fprintf(w, "%s=%s\n", tc.Tool(r.Name).EnvVar(), r.Path)
+				flux = flux || r.Name == toolchain.SourceController || r.Name == toolchain.KustomizeController
+			}
+			if flux {
+				crds, err := tc.FluxCRDs(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "POLYKUBE_FLUX_CRDS=%s\n", crds)
 			}
 			return nil
 		},
