@@ -38,7 +38,7 @@ Feature: Failure isolation
 
   Scenario: An operator killed in the middle of a change converges when it restarts
     When I commit to Git the Workload "web" with 12 replicas in total
-    And the operator of cluster "beta" is killed as soon as the change reaches cluster "beta"
+    And the operator of cluster "beta" is killed as soon as the change reaches it
     Then the replicas of "web" are:
       | cluster | replicas |
       | alpha   | 4        |

@@ -1,0 +1,86 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/client-go/rest"
+)
+
+// Capabilities a Federation may have. A scenario tagged with a capability runs only on a
+// federation that has it; the others report it as not run, with the reason.
+const (
+	// CapabilityDatapath: real pods, a real network and Cilium ClusterMesh (kind, k0s).
+	CapabilityDatapath = "datapath"
+)
+
+// Federation is the running federation the scenarios share: clusters, the Git repository Flux
+// delivers from, an operator per cluster, and the faults that can be injected. The test bed
+// provides it; the harness only uses it.
+type Federation interface {
+	// Provider names the test-bed provider (kwok, kind, k0s, existing).
+	Provider() string
+	// Capabilities lists what the federation can do beyond the hermetic tier.
+	Capabilities() []string
+	// Clusters lists the member clusters by name, in topology order.
+	Clusters() []string
+	// AdminConfig is a cluster-admin client configuration for the harness's own checks and
+	// set-up (never what the operator uses).
+	AdminConfig(cluster string) (*rest.Config, error)
+	// OperatorConfig is the configuration the cluster's operator runs with: a token of its
+	// ServiceAccount in that cluster.
+	OperatorConfig(cluster string) (*rest.Config, error)
+
+	// Git is the repository every cluster's Flux delivers from.
+	Git() Git
+	// Faults injects and heals failures.
+	Faults() Faults
+
+	// Diagnose writes a diagnostics bundle of every cluster (objects, events, Flux and operator
+	// state and logs) under dir and returns the path of the bundle.
+	Diagnose(ctx context.Context, dir string) (string, error)
+	// Close tears the federation down.
+	Close(ctx context.Context) error
+}
+
+// Git is the repository Flux delivers from.
+type Git interface {
+	// Commit writes files (path → content; nil content removes the path) in one commit and
+	// returns the new revision.
+	Commit(ctx context.Context, message string, files map[string][]byte) (string, error)
+	// Dir is the directory of the repository that every cluster's Kustomization applies,
+	// recursively; scenarios write their manifests under it.
+	Dir() string
+	// AppliedRevision is the revision cluster's Flux Kustomization last applied (empty when
+	// none), and whether its last fetch from Git succeeded.
+	AppliedRevision(ctx context.Context, cluster string) (revision string, fetchOK bool, err error)
+}
+
+// Faults are the failures a scenario can inject. Each Stop has a Start that heals it; each
+// returns once the fault took effect (or was healed).
+type Faults interface {
+	StopAPIServer(ctx context.Context, cluster string) error
+	StartAPIServer(ctx context.Context, cluster string) error
+	KillOperator(ctx context.Context, cluster string) error
+	RestartOperator(ctx context.Context, cluster string) error
+	StopGit(ctx context.Context) error
+	StartGit(ctx context.Context) error
+}
+
+// HasCapability reports whether f has capability c.
+func HasCapability(f Federation, c string) bool { return slices.Contains(f.Capabilities(), c) }
+
+// CheckClusters fails unless the federation has exactly the clusters a feature names.
+func CheckClusters(f Federation, want []string) error {
+	have := f.Clusters()
+	for _, c := range want {
+		if !slices.Contains(have, c) {
+			return fmt.Errorf("the feature names cluster %q but the federation has %v; use the names in scenarios/topology.yaml", c, have)
+		}
+	}
+	if len(have) != len(want) {
+		return fmt.Errorf("the feature names the clusters %v but the federation has %v", want, have)
+	}
+	return nil
+}

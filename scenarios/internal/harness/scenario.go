@@ -1,0 +1,264 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// Suite is what every scenario shares: the configuration, the federation and its clients.
+type Suite struct {
+	Config  *Config
+	Fed     Federation
+	Clients *Clients
+}
+
+// NewSuite wraps a running federation.
+func NewSuite(cfg *Config, fed Federation) *Suite {
+	return &Suite{Config: cfg, Fed: fed, Clients: NewClients(fed)}
+}
+
+// Scenario is the state of one running scenario. Steps find it in their context.Context;
+// nothing in it is shared with another scenario.
+type Scenario struct {
+	*Suite
+	Name string
+	// Namespace is the scenario's own namespace, the same in every cluster.
+	Namespace string
+
+	// Workloads are the specs the scenario built, by name, as last committed or applied.
+	Workloads map[string]*polykubev1alpha1.Workload
+	// Revision is the last Git revision this scenario committed.
+	Revision string
+	// gitFiles are the repository paths the scenario wrote.
+	gitFiles map[string]bool
+	// clusterScoped are the cluster-scoped objects the scenario applied, to delete afterwards.
+	clusterScoped []*unstructured.Unstructured
+	// heal undoes injected faults, last first.
+	heal []namedAction
+
+	// LastApplyErr is the error of the last apply that a validation step inspects.
+	LastApplyErr error
+	// before holds per-cluster snapshots taken by steps that later assert "nothing changed".
+	before map[string]ObjectSnapshot
+
+	// deployments tracks every Deployment of every Workload seen, per cluster.
+	deployments map[string]*deploymentHistory
+	// secretValues are the values of the Secrets the scenario created.
+	secretValues []string
+
+	// Status is the last polykube-status run.
+	Status *StatusRun
+}
+
+type namedAction struct {
+	name string
+	do   func(context.Context) error
+}
+
+// NewScenario starts a scenario with a fresh namespace name.
+func (s *Suite) NewScenario(name string) *Scenario {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return &Scenario{
+		Suite:       s,
+		Name:        name,
+		Namespace:   "pk-" + hex.EncodeToString(b),
+		Workloads:   map[string]*polykubev1alpha1.Workload{},
+		gitFiles:    map[string]bool{},
+		before:      map[string]ObjectSnapshot{},
+		deployments: map[string]*deploymentHistory{},
+	}
+}
+
+// Setup creates the scenario's namespace in every cluster.
+func (sc *Scenario) Setup(ctx context.Context) error {
+	for _, cl := range sc.Fed.Clusters() {
+		c, err := sc.Clients.Admin(cl)
+		if err != nil {
+			return err
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Namespace, Labels: map[string]string{"polykube.kismet.io/scenario": "true"}}}
+		if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s in cluster %q: %w", sc.Namespace, cl, err)
+		}
+	}
+	return nil
+}
+
+// OnTeardown registers an action that heals a fault; Teardown runs them last first.
+func (sc *Scenario) OnTeardown(name string, do func(context.Context) error) {
+	sc.heal = append(sc.heal, namedAction{name, do})
+}
+
+// Teardown heals every fault the scenario injected, removes what it committed to Git, and
+// deletes its namespace and cluster-scoped objects in every cluster. It does the whole job and
+// reports everything that failed.
+func (sc *Scenario) Teardown(ctx context.Context) error {
+	var errs []error
+	for i := len(sc.heal) - 1; i >= 0; i-- {
+		if err := sc.heal[i].do(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("heal %s: %w", sc.heal[i].name, err))
+		}
+	}
+	sc.heal = nil
+	if len(sc.gitFiles) > 0 {
+		files := map[string][]byte{}
+		for p := range sc.gitFiles {
+			files[p] = nil
+		}
+		rev, err := sc.Fed.Git().Commit(ctx, "scenarios: remove "+sc.Namespace, files)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("remove the scenario's files from Git: %w", err))
+		} else {
+			sc.Revision = rev
+			// Let Flux prune them before the namespace goes, so no Kustomization is left
+			// failing on a terminating namespace when the next scenario starts.
+			if err := sc.AwaitDelivered(ctx, sc.Fed.Clusters(), sc.Config.Wait(WaitCleanup)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		sc.gitFiles = map[string]bool{}
+	}
+	for _, cl := range sc.Fed.Clusters() {
+		c, err := sc.Clients.Admin(cl)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, u := range sc.clusterScoped {
+			if err := c.Delete(ctx, u.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete %s %s in cluster %q: %w", u.GetKind(), u.GetName(), cl, err))
+			}
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Namespace}}
+		if err := c.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s in cluster %q: %w", sc.Namespace, cl, err))
+		}
+	}
+	// Wait for the cluster-scoped objects to go: the next scenario may apply the same names.
+	if len(sc.clusterScoped) > 0 {
+		err := Await(ctx, sc.Config.Wait(WaitCleanup), "the scenario's cluster-scoped objects to be deleted", func(ctx context.Context) error {
+			return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+				for _, u := range sc.clusterScoped {
+					err := c.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy())
+					if err == nil {
+						return fmt.Errorf("%s %s still exists", u.GetKind(), u.GetName())
+					}
+					if !apierrors.IsNotFound(err) {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forEachCluster runs fn for each named cluster with its admin client and joins the errors,
+// each prefixed with the cluster's name.
+func (sc *Scenario) forEachCluster(ctx context.Context, clusters []string, fn func(ctx context.Context, cluster string, c client.Client) error) error {
+	var errs []error
+	for _, cl := range clusters {
+		c, err := sc.Clients.Admin(cl)
+		if err == nil {
+			err = fn(ctx, cl, c)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %q: %w", cl, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gitPath is where a scenario object lives in the repository.
+func (sc *Scenario) gitPath(kind, name string) string {
+	return path.Join(sc.Fed.Git().Dir(), sc.Namespace, strings.ToLower(kind)+"-"+name+".yaml")
+}
+
+// commit writes (or, with nil content, removes) files in one commit and remembers the revision.
+func (sc *Scenario) commit(ctx context.Context, message string, files map[string][]byte) error {
+	rev, err := sc.Fed.Git().Commit(ctx, message, files)
+	if err != nil {
+		return fmt.Errorf("commit to Git (%s): %w", message, err)
+	}
+	for p, data := range files {
+		if data == nil {
+			delete(sc.gitFiles, p)
+		} else {
+			sc.gitFiles[p] = true
+		}
+	}
+	sc.Revision = rev
+	return nil
+}
+
+// AwaitDelivered waits until every named cluster's Flux has applied the scenario's last revision.
+func (sc *Scenario) AwaitDelivered(ctx context.Context, clusters []string, w topology.Wait) error {
+	if sc.Revision == "" {
+		return errors.New("the scenario has committed nothing to Git yet, so there is no revision to wait for")
+	}
+	what := fmt.Sprintf("Flux in %s to apply revision %s", strings.Join(clusters, ", "), sc.Revision)
+	return Await(ctx, w, what, func(ctx context.Context) error {
+		var behind []string
+		for _, cl := range clusters {
+			rev, _, err := sc.Fed.Git().AppliedRevision(ctx, cl)
+			if err != nil {
+				behind = append(behind, fmt.Sprintf("%s: %v", cl, err))
+			} else if !sameRevision(rev, sc.Revision) {
+				behind = append(behind, fmt.Sprintf("%s applied %q", cl, rev))
+			}
+		}
+		if len(behind) > 0 {
+			return errors.New(strings.Join(behind, "; "))
+		}
+		return nil
+	})
+}
+
+// sameRevision compares a Flux revision ("main@sha1:abc…") with a commit hash.
+func sameRevision(applied, commit string) bool {
+	if applied == "" || commit == "" {
+		return false
+	}
+	return applied == commit || strings.HasSuffix(applied, ":"+commit) || strings.HasSuffix(applied, "/"+commit)
+}
+
+// OtherClusters returns every cluster but the named ones.
+func (sc *Scenario) OtherClusters(except ...string) []string {
+	var out []string
+	for _, c := range sc.Fed.Clusters() {
+		if !slices.Contains(except, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,154 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/scenarios/internal/harness"
+)
+
+type answersKey struct{}
+
+func routingSteps(r *registry) {
+	r.step(`^the clusters are connected by Cilium ClusterMesh$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			dp, err := s.Datapath()
+			if err != nil {
+				return err
+			}
+			return harness.Await(ctx, s.Config.Wait(harness.WaitConverge), "Cilium ClusterMesh to connect every member", dp.MeshReady)
+		})
+	})
+	r.step(`^the Workload "([^"]*)" runs the echo server that answers with its cluster name$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			dp, err := s.Datapath()
+			if err != nil {
+				return err
+			}
+			w, err := s.Workload(name)
+			if err != nil {
+				return err
+			}
+			w.Spec.Template = dp.EchoTemplate()
+			return nil
+		})
+	})
+	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote) is committed to Git$`, func(ctx context.Context, name, workload, affinity string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			se := &polykubev1alpha1.ServiceEndpoint{}
+			se.APIVersion, se.Kind = polykubev1alpha1.GroupVersion.String(), "ServiceEndpoint"
+			se.Name, se.Namespace = name, s.Namespace
+			se.Spec = polykubev1alpha1.ServiceEndpointSpec{
+				WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: workload},
+				Ports:       []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}},
+				Affinity:    affinity,
+			}
+			if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
+				return err
+			}
+			return s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery))
+		})
+	})
+	r.step(`^a client in cluster "([^"]*)" calls the Service "([^"]*)" (\d+) times$`, func(ctx context.Context, cluster, service string, n int) (context.Context, error) {
+		s, err := scenario(ctx)
+		if err != nil {
+			return ctx, err
+		}
+		dp, err := s.Datapath()
+		if err != nil {
+			return ctx, err
+		}
+		answers, err := dp.Call(ctx, cluster, s.Namespace, service, n)
+		if err != nil {
+			return ctx, fmt.Errorf("call %s from cluster %q: %w", service, cluster, err)
+		}
+		return context.WithValue(ctx, answersKey{}, answers), nil
+	})
+	r.step(`^every call is answered$`, func(ctx context.Context) error {
+		answers, err := lastAnswers(ctx)
+		if err != nil {
+			return err
+		}
+		if failed := countOf(answers, ""); failed > 0 {
+			return fmt.Errorf("%d of %d calls got no answer", failed, len(answers))
+		}
+		return nil
+	})
+	r.step(`^answers come from each of the clusters (.+)$`, func(ctx context.Context, list string) error {
+		want, err := quotedList(list)
+		if err != nil {
+			return err
+		}
+		answers, err := lastAnswers(ctx)
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, c := range want {
+			if !slices.Contains(answers, c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("no answer from %s; answers by cluster: %s", strings.Join(missing, ", "), tally(answers))
+		}
+		return nil
+	})
+	r.step(`^every answer comes from cluster "([^"]*)"$`, func(ctx context.Context, cluster string) error {
+		answers, err := lastAnswers(ctx)
+		if err != nil {
+			return err
+		}
+		if countOf(answers, cluster) != len(answers) {
+			return fmt.Errorf("want every answer from %s; answers by cluster: %s", cluster, tally(answers))
+		}
+		return nil
+	})
+	r.step(`^no answer comes from cluster "([^"]*)"$`, func(ctx context.Context, cluster string) error {
+		answers, err := lastAnswers(ctx)
+		if err != nil {
+			return err
+		}
+		if countOf(answers, cluster) > 0 {
+			return fmt.Errorf("want no answer from %s; answers by cluster: %s", cluster, tally(answers))
+		}
+		return nil
+	})
+}
+
+func lastAnswers(ctx context.Context) ([]string, error) {
+	a, ok := ctx.Value(answersKey{}).([]string)
+	if !ok {
+		return nil, fmt.Errorf("no calls were made in this scenario; add \"When a client in cluster … calls the Service …\"")
+	}
+	return a, nil
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+func tally(answers []string) string {
+	counts := map[string]int{}
+	for _, a := range answers {
+		if a == "" {
+			a = "(no answer)"
+		}
+		counts[a]++
+	}
+	var parts []string
+	for k, v := range counts {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
