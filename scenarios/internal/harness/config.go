@@ -104,4 +104,3 @@ func (c *Config) Wait(name string) topology.Wait {
 	}
 	return w
 }
-

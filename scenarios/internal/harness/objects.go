@@ -301,4 +301,3 @@ func (sc *Scenario) CheckNoSecretValues(ctx context.Context) error {
 		return nil
 	})
 }
-

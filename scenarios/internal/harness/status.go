@@ -65,4 +65,3 @@ func (sc *Scenario) AwaitStatus(ctx context.Context, what string, check func(*St
 		return check(run)
 	})
 }
-

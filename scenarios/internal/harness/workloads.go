@@ -480,7 +480,6 @@ func ptrOr[T any](p *T, def T) T {
 	return *p
 }
 
-
 // CommitManifest writes an object's manifest to Git under the scenario's directory; its
 // namespace is set to the scenario's when it is namespaced.
 func (sc *Scenario) CommitManifest(ctx context.Context, kind, name string, obj any) error {
