@@ -33,5 +33,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newToolsCmd(),
 	)
+	root.AddCommand(testbedCommands()...)
 	return root
 }

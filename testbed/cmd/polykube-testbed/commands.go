@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// testbedCommands are the commands that bring up and control a test-bed federation.
+func testbedCommands() []*cobra.Command {
+	return []*cobra.Command{
+		newUpCmd(), newDownCmd(), newStatusCmd(), newKubeconfigCmd(), newGitCmd(),
+		newFaultCmd(), newLogsCmd(), newDemoCmd(), newServeGitCmd(),
+	}
+}
+
+// runFlags select a run; every test-bed command takes them.
+type runFlags struct {
+	stateDir  string
+	run       string
+	sourceDir string
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", "", "directory holding the runs (default ${XDG_STATE_HOME:-~/.local/state}/polykube/testbed)")
+	cmd.Flags().StringVar(&f.run, "run", "", "name of the run (default: the topology's name, polykube for the default topology)")
+	cmd.Flags().StringVar(&f.sourceDir, "source-dir", "", "the Polykube checkout (default: the one containing the working directory)")
+}
+
+func (f *runFlags) options(cmd *cobra.Command, top *topology.Topology) testbed.Options {
+	return testbed.Options{StateRoot: f.stateDir, Run: f.run, SourceDir: f.sourceDir, Topology: top, Log: cmd.ErrOrStderr()}
+}
+
+// open opens an existing run, saying how to create it when there is none.
+func (f *runFlags) open(cmd *cobra.Command) (*testbed.Testbed, error) {
+	tb, err := testbed.Open(f.options(cmd, nil))
+	if err != nil {
+		return nil, err
+	}
+	if !tb.Exists() {
+		return nil, fmt.Errorf("no test bed is up in %s: run `polykube-testbed up` first", tb.Dir())
+	}
+	return tb, nil
+}
+
+// selfBinary is this program when it is a lasting binary (not a `go run` temporary), so the
+// Git server can run from it; "" lets the test bed build one.
+func selfBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return ""
+	}
+	return exe
+}

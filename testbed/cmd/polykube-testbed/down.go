@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/polykube/polykube/testbed"
+)
+
+func newDownCmd() *cobra.Command {
+	var (
+		rf  runFlags
+		all bool
+	)
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Tear down a run (or, with --all, every run) and check nothing is left",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if all {
+				runs, err := testbed.DownAll(cmd.Context(), rf.options(cmd, nil))
+				for _, r := range runs {
+					fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", r)
+				}
+				if err == nil && len(runs) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no runs to remove")
+				}
+				return err
+			}
+			tb, err := testbed.Open(rf.options(cmd, nil))
+			if err != nil {
+				return err
+			}
+			if err := tb.Down(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", tb.Dir())
+			return nil
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "remove every run under the state directory, including ones left by failed runs")
+	return cmd
+}

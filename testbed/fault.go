@@ -1,0 +1,124 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// Fault names something the test bed can break and repair.
+type Fault string
+
+// The faults. Each stop returns once the fault is in effect, each start once it is repaired.
+const (
+	FaultAPIServer Fault = "apiserver" // a cluster's control plane (kwokctl stop/start cluster)
+	FaultOperator  Fault = "operator"  // a cluster's operator process (SIGKILL / start again)
+	FaultFlux      Fault = "flux"      // a cluster's Flux controllers
+	FaultGit       Fault = "git"       // the federation's Git server (cluster is ignored)
+)
+
+// Faults lists every fault.
+var Faults = []Fault{FaultAPIServer, FaultOperator, FaultFlux, FaultGit}
+
+// Break puts the fault in effect for the cluster.
+func (tb *Testbed) Break(ctx context.Context, f Fault, cluster string) error {
+	if f != FaultGit {
+		if _, err := tb.Cluster(cluster); err != nil {
+			return err
+		}
+	}
+	switch f {
+	case FaultAPIServer:
+		p, err := tb.Provider()
+		if err != nil {
+			return err
+		}
+		return p.Stop(ctx, cluster)
+	case FaultOperator:
+		return tb.procs.Stop(ctx, operatorProc(cluster), true, tb.wait(topology.WaitProcess))
+	case FaultFlux:
+		return errors.Join(
+			tb.procs.Stop(ctx, sourceProc(cluster), false, tb.wait(topology.WaitProcess)),
+			tb.procs.Stop(ctx, kustomizeProc(cluster), false, tb.wait(topology.WaitProcess)))
+	case FaultGit:
+		if err := tb.procs.Stop(ctx, gitProc, false, tb.wait(topology.WaitProcess)); err != nil {
+			return err
+		}
+		return wait.For(ctx, tb.wait(topology.WaitProcess), "the Git server to stop answering", func(ctx context.Context) error {
+			if _, err := gitrepo.Head(ctx, tb.GitURL()); err == nil {
+				return errors.New("the Git server still answers")
+			}
+			return nil
+		})
+	}
+	return unknownFault(f)
+}
+
+// Repair ends the fault for the cluster.
+func (tb *Testbed) Repair(ctx context.Context, f Fault, cluster string) error {
+	if f != FaultGit {
+		if _, err := tb.Cluster(cluster); err != nil {
+			return err
+		}
+	}
+	switch f {
+	case FaultAPIServer:
+		p, err := tb.Provider()
+		if err != nil {
+			return err
+		}
+		return p.Start(ctx, cluster)
+	case FaultOperator:
+		return tb.startOperator(ctx, cluster, false)
+	case FaultFlux:
+		return tb.startFlux(ctx, cluster)
+	case FaultGit:
+		spec, err := tb.procs.Spec(gitProc)
+		if err != nil {
+			return err
+		}
+		return tb.startProc(ctx, spec)
+	}
+	return unknownFault(f)
+}
+
+func unknownFault(f Fault) error {
+	return fmt.Errorf("unknown fault %q: use one of %v", f, Faults)
+}
+
+// apiReachable reports whether a cluster's API server answers /readyz.
+func (tb *Testbed) apiReachable(ctx context.Context, cluster string) error {
+	cl, err := tb.Cluster(cluster)
+	if err != nil {
+		return err
+	}
+	cfg, err := cl.RESTConfig()
+	if err != nil {
+		return err
+	}
+	w := topology.Wait{Timeout: topology.Duration{Duration: 3 * time.Second}, Interval: topology.Duration{Duration: time.Second}}
+	return provider.WaitReady(ctx, cfg, w, cluster)
+}
+
+// httpOK reports whether url answers 200.
+func httpOK(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answers %s", url, resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,289 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/ports"
+	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// The Flux objects the test bed creates in every cluster.
+const (
+	FluxNamespace = "flux-system"
+	// FluxObjectName names the GitRepository and the Kustomization.
+	FluxObjectName = "polykube"
+)
+
+// fieldOwner is the test bed's server-side apply field manager.
+const fieldOwner = client.FieldOwner("polykube-testbed")
+
+func sourceProc(cluster string) string    { return cluster + "-source-controller" }
+func kustomizeProc(cluster string) string { return cluster + "-kustomize-controller" }
+
+// upFlux installs Flux in every cluster: CRDs, controllers as processes, then a
+// GitRepository and a Kustomization for the cluster's entry point; it returns when every
+// Kustomization applied the seeded revision.
+func (tb *Testbed) upFlux(ctx context.Context) error {
+	tc, err := tb.toolchain()
+	if err != nil {
+		return err
+	}
+	crdDir, err := tc.FluxCRDs(ctx)
+	if err != nil {
+		return err
+	}
+	return tb.forEachCluster(func(c topology.Cluster) error {
+		cl, err := tb.Client(c.Name)
+		if err != nil {
+			return err
+		}
+		if err := applyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+			return err
+		}
+		if err := tb.startFlux(ctx, c.Name); err != nil {
+			return err
+		}
+		if err := tb.applyFluxObjects(ctx, cl, c.Name); err != nil {
+			return err
+		}
+		return tb.waitApplied(ctx, cl, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))
+	})
+}
+
+// startFlux starts the cluster's source- and kustomize-controller (unless running), with
+// ports recorded on first start so that a restart reuses them.
+func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
+	tb.mu.Lock()
+	cs := tb.state.Clusters[cluster]
+	tb.mu.Unlock()
+	if cs == nil {
+		return fmt.Errorf("cluster %s is not up", cluster)
+	}
+	if cs.Flux.SourceHealth == 0 {
+		p, err := ports.Free(5)
+		if err != nil {
+			return err
+		}
+		tb.mu.Lock()
+		cs.Flux = FluxPorts{p[0], p[1], p[2], p[3], p[4]}
+		tb.mu.Unlock()
+		if err := tb.saveState(); err != nil {
+			return err
+		}
+	}
+	src, err := tb.binary(toolchain.SourceController)
+	if err != nil {
+		return err
+	}
+	kus, err := tb.binary(toolchain.KustomizeController)
+	if err != nil {
+		return err
+	}
+	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "RUNTIME_NAMESPACE=" + FluxNamespace}
+	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
+	storage := filepath.Join(tb.dir, "flux", cluster, "storage")
+	if err := os.MkdirAll(storage, 0o755); err != nil {
+		return err
+	}
+	common := []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding=console"}
+	if err := tb.startProc(ctx, proc.Spec{
+		Name: sourceProc(cluster), Path: src, Env: env,
+		Args: append([]string{
+			"--storage-path=" + storage,
+			"--storage-addr=" + addr(cs.Flux.SourceStorage),
+			"--storage-adv-addr=" + addr(cs.Flux.SourceStorage),
+			"--metrics-addr=" + addr(cs.Flux.SourceMetrics),
+			"--health-addr=" + addr(cs.Flux.SourceHealth),
+		}, common...),
+		HealthURL: "http://" + addr(cs.Flux.SourceHealth) + "/healthz",
+	}); err != nil {
+		return err
+	}
+	return tb.startProc(ctx, proc.Spec{
+		Name: kustomizeProc(cluster), Path: kus, Env: env,
+		Args: append([]string{
+			"--metrics-addr=" + addr(cs.Flux.KustomizeMetrics),
+			"--health-addr=" + addr(cs.Flux.KustomizeHealth),
+		}, common...),
+		HealthURL: "http://" + addr(cs.Flux.KustomizeHealth) + "/healthz",
+	})
+}
+
+// applyFluxObjects creates or updates the cluster's GitRepository and Kustomization.
+func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, cluster string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}
+	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
+	}
+	interval := metav1.Duration{Duration: tb.state.Topology.Flux.Interval.Duration}
+	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, cl, repo, func() error {
+		repo.Spec.URL = tb.GitURL()
+		repo.Spec.Interval = interval
+		repo.Spec.Timeout = &metav1.Duration{Duration: 20 * time.Second}
+		repo.Spec.Reference = &sourcev1.GitRepositoryRef{Branch: gitrepo.Branch}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply GitRepository %s/%s: %w", FluxNamespace, FluxObjectName, err)
+	}
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, cl, ks, func() error {
+		ks.Spec.Interval = interval
+		ks.Spec.RetryInterval = &metav1.Duration{Duration: 5 * time.Second}
+		ks.Spec.Timeout = &metav1.Duration{Duration: time.Minute}
+		ks.Spec.Path = "./" + gitrepo.ClusterPath(cluster)
+		ks.Spec.Prune = true
+		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName}
+		ks.Spec.PostBuild = &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply Kustomization %s/%s: %w", FluxNamespace, FluxObjectName, err)
+	}
+	return nil
+}
+
+// Reconcile asks Flux in every reachable cluster to fetch Git now instead of at the next
+// interval (the reconcile.fluxcd.io/requestedAt annotation, as `flux reconcile` sets it).
+func (tb *Testbed) Reconcile(ctx context.Context) {
+	now := time.Now().Format(time.RFC3339Nano)
+	_ = tb.forEachCluster(func(c topology.Cluster) error {
+		cl, err := tb.Client(c.Name)
+		if err != nil {
+			return err
+		}
+		for _, obj := range []client.Object{
+			&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}},
+			&kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}},
+		} {
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, now))
+			_ = cl.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
+		}
+		return nil
+	})
+}
+
+// waitApplied waits until the cluster's Kustomization is Ready with the revision applied.
+func (tb *Testbed) waitApplied(ctx context.Context, cl client.Client, cluster, revision string, w topology.Wait) error {
+	return wait.For(ctx, w, fmt.Sprintf("Flux in %s to apply %s", cluster, revision), func(ctx context.Context) error {
+		ks := &kustomizev1.Kustomization{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+			return err
+		}
+		ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
+		switch {
+		case ks.Status.LastAppliedRevision != revision:
+			why := "no Ready condition yet"
+			if ready != nil {
+				why = ready.Reason + ": " + ready.Message
+			}
+			return fmt.Errorf("Kustomization applied %q, not yet %s (%s)", ks.Status.LastAppliedRevision, revision, why)
+		case ready == nil || ready.Status != metav1.ConditionTrue:
+			if ready == nil {
+				return errors.New("Kustomization has no Ready condition")
+			}
+			return fmt.Errorf("Kustomization not Ready: %s: %s", ready.Reason, ready.Message)
+		}
+		return nil
+	})
+}
+
+// WaitDelivered waits until Flux in every cluster applied the revision.
+func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters ...string) error {
+	if len(clusters) == 0 {
+		clusters = tb.state.Topology.ClusterNames()
+	}
+	errs := make(chan error, len(clusters))
+	for _, name := range clusters {
+		go func() {
+			cl, err := tb.Client(name)
+			if err == nil {
+				err = tb.waitApplied(ctx, cl, name, revision, tb.wait(topology.WaitDelivery))
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range clusters {
+		if err := <-errs; err != nil {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+// applyCRDDir server-side applies every CRD in dir and waits until they are Established.
+func applyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.Wait) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CRDs in %s", dir)
+	}
+	var names []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return fmt.Errorf("decode %s: %w", f, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			u.SetManagedFields(nil)
+			if err := cl.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+				return fmt.Errorf("apply CRD %s from %s: %w", u.GetName(), f, err)
+			}
+			names = append(names, u.GetName())
+		}
+	}
+	return wait.For(ctx, w, fmt.Sprintf("%d CRDs to be established", len(names)), func(ctx context.Context) error {
+		for _, n := range names {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: n}, crd); err != nil {
+				return err
+			}
+			established := false
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					established = true
+				}
+			}
+			if !established {
+				return fmt.Errorf("CRD %s is not established", n)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,143 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/polykube/polykube/testbed/internal/gobuild"
+	"github.com/polykube/polykube/testbed/ports"
+	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// operatorTokenSeconds is how long an operator's ServiceAccount token lives (a day: longer
+// than any test-bed session; `up` issues a fresh one when it restarts an operator).
+const operatorTokenSeconds = 24 * 60 * 60
+
+func operatorProc(cluster string) string { return cluster + "-operator" }
+
+// upOperators builds the operator once and runs it once per cluster with a token of the
+// operator's ServiceAccount, which Flux created from the operator base.
+func (tb *Testbed) upOperators(ctx context.Context) error {
+	src, err := tb.sourceDir()
+	if err != nil {
+		return err
+	}
+	bin, err := gobuild.Build(ctx, src, "./operator", filepath.Join(tb.opts.StateRoot, ".bin"))
+	if err != nil {
+		return fmt.Errorf("the operator add-on runs the operator built from this checkout: %w", err)
+	}
+	tb.state.Operator.Binary = bin
+	if err := tb.saveState(); err != nil {
+		return err
+	}
+	return tb.forEachCluster(func(c topology.Cluster) error { return tb.startOperator(ctx, c.Name, true) })
+}
+
+// startOperator (re)issues the operator's token when asked or when it has none, and starts
+// its process unless it runs.
+func (tb *Testbed) startOperator(ctx context.Context, cluster string, freshToken bool) error {
+	tb.mu.Lock()
+	cs := tb.state.Clusters[cluster]
+	tb.mu.Unlock()
+	if cs == nil {
+		return fmt.Errorf("cluster %s is not up", cluster)
+	}
+	if _, running := tb.procs.Running(operatorProc(cluster)); running {
+		return nil
+	}
+	if cs.Operator.Health == 0 {
+		p, err := ports.Free(2)
+		if err != nil {
+			return err
+		}
+		tb.mu.Lock()
+		cs.Operator.Metrics, cs.Operator.Health = p[0], p[1]
+		tb.mu.Unlock()
+	}
+	if freshToken || cs.Operator.Kubeconfig == "" {
+		path, err := tb.writeOperatorKubeconfig(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		tb.mu.Lock()
+		cs.Operator.Kubeconfig = path
+		tb.mu.Unlock()
+	}
+	if err := tb.saveState(); err != nil {
+		return err
+	}
+	return tb.startProc(ctx, proc.Spec{
+		Name: operatorProc(cluster),
+		Path: tb.state.Operator.Binary,
+		Args: []string{
+			"--cluster-name=" + cluster,
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", cs.Operator.Metrics),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cs.Operator.Health),
+		},
+		Env:       []string{"KUBECONFIG=" + cs.Operator.Kubeconfig},
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health),
+	})
+}
+
+// OperatorKubeconfig is the path of the kubeconfig the cluster's operator runs with.
+func (tb *Testbed) OperatorKubeconfig(cluster string) string {
+	if cs := tb.state.Clusters[cluster]; cs != nil {
+		return cs.Operator.Kubeconfig
+	}
+	return ""
+}
+
+// writeOperatorKubeconfig requests a token for the operator's ServiceAccount (TokenRequest
+// API) and writes a kubeconfig holding only that token and the cluster's CA.
+func (tb *Testbed) writeOperatorKubeconfig(ctx context.Context, cluster string) (string, error) {
+	sa := tb.state.Operator.ServiceAccount
+	if sa.Name == "" {
+		return "", fmt.Errorf("the operator base named no ServiceAccount; was the Git add-on run?")
+	}
+	cl, err := tb.Cluster(cluster)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := cl.RESTConfig()
+	if err != nil {
+		return "", err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(operatorTokenSeconds))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("request a token for ServiceAccount %s/%s in %s: %w", sa.Namespace, sa.Name, cluster, err)
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", err
+		}
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[cluster] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca}
+	kc.AuthInfos[sa.Name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts[cluster] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: sa.Name, Namespace: sa.Namespace}
+	kc.CurrentContext = cluster
+	path := filepath.Join(tb.dir, "kubeconfigs", cluster+"-operator.kubeconfig")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return "", err
+	}
+	return path, os.Chmod(path, 0o600)
+}

@@ -1,0 +1,145 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// Health is the state of one component.
+type Health struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func healthOf(err error, okDetail string) Health {
+	if err != nil {
+		return Health{Detail: err.Error()}
+	}
+	return Health{OK: true, Detail: okDetail}
+}
+
+// Report is the health of a run, collected without printing.
+type Report struct {
+	Run      string          `json:"run"`
+	Dir      string          `json:"dir"`
+	Provider string          `json:"provider"`
+	Git      *Health         `json:"git,omitempty"`
+	Revision string          `json:"revision,omitempty"`
+	Clusters []ClusterReport `json:"clusters"`
+}
+
+// ClusterReport is the health of one cluster and its add-ons.
+type ClusterReport struct {
+	Name       string  `json:"name"`
+	Context    string  `json:"context"`
+	Kubeconfig string  `json:"kubeconfig"`
+	APIServer  Health  `json:"apiServer"`
+	Flux       *Health `json:"flux,omitempty"`
+	Operator   *Health `json:"operator,omitempty"`
+}
+
+// Healthy reports whether every component of the report is OK.
+func (r *Report) Healthy() bool {
+	if r.Git != nil && !r.Git.OK {
+		return false
+	}
+	for _, c := range r.Clusters {
+		if !c.APIServer.OK || (c.Flux != nil && !c.Flux.OK) || (c.Operator != nil && !c.Operator.OK) {
+			return false
+		}
+	}
+	return true
+}
+
+// Status checks every cluster and add-on of the run.
+func (tb *Testbed) Status(ctx context.Context) *Report {
+	top := tb.state.Topology
+	r := &Report{Run: filepath.Base(tb.dir), Dir: tb.dir, Provider: top.Provider}
+	if top.HasAddon(topology.AddonGit) {
+		rev, err := "", error(nil)
+		if tb.GitURL() == "" {
+			err = fmt.Errorf("not started")
+		} else {
+			rev, err = gitrepo.Head(ctx, tb.GitURL())
+		}
+		h := healthOf(err, tb.GitURL())
+		r.Git, r.Revision = &h, rev
+	}
+	r.Clusters = make([]ClusterReport, len(top.Clusters))
+	_ = tb.forEachCluster(func(c topology.Cluster) error {
+		i := indexOf(top, c.Name)
+		cr := ClusterReport{Name: c.Name}
+		if cs := tb.state.Clusters[c.Name]; cs != nil {
+			cr.Context, cr.Kubeconfig = cs.Context, cs.Kubeconfig
+		}
+		cr.APIServer = healthOf(tb.apiReachable(ctx, c.Name), "ready")
+		if top.HasAddon(topology.AddonFlux) {
+			h := healthOf(tb.fluxHealth(ctx, c.Name, r.Revision), "")
+			if h.OK {
+				h.Detail = "applied " + r.Revision
+			}
+			cr.Flux = &h
+		}
+		if top.HasAddon(topology.AddonOperator) {
+			h := healthOf(tb.operatorHealth(ctx, c.Name), "healthy")
+			cr.Operator = &h
+		}
+		r.Clusters[i] = cr
+		return nil
+	})
+	return r
+}
+
+func indexOf(top *topology.Topology, name string) int {
+	for i, c := range top.Clusters {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (tb *Testbed) fluxHealth(ctx context.Context, cluster, revision string) error {
+	for _, p := range []string{sourceProc(cluster), kustomizeProc(cluster)} {
+		if _, ok := tb.procs.Running(p); !ok {
+			return fmt.Errorf("%s is not running", p)
+		}
+	}
+	cl, err := tb.Client(cluster)
+	if err != nil {
+		return err
+	}
+	ks := &kustomizev1.Kustomization{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+		return err
+	}
+	ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionTrue {
+		if ready == nil {
+			return fmt.Errorf("Kustomization has no Ready condition")
+		}
+		return fmt.Errorf("Kustomization not Ready: %s: %s", ready.Reason, ready.Message)
+	}
+	if revision != "" && ks.Status.LastAppliedRevision != revision {
+		return fmt.Errorf("applied %s, Git is at %s", ks.Status.LastAppliedRevision, revision)
+	}
+	return nil
+}
+
+func (tb *Testbed) operatorHealth(ctx context.Context, cluster string) error {
+	if _, ok := tb.procs.Running(operatorProc(cluster)); !ok {
+		return fmt.Errorf("%s is not running", operatorProc(cluster))
+	}
+	cs := tb.state.Clusters[cluster]
+	return httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health))
+}

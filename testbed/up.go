@@ -1,0 +1,254 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/internal/gobuild"
+	"github.com/polykube/polykube/testbed/ports"
+	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// UpOptions tune Up.
+type UpOptions struct {
+	// Retain keeps what was created when Up fails (or is interrupted), for debugging.
+	// Without it a failed Up removes the run.
+	Retain bool
+	// SelfBinary is a polykube-testbed binary that runs the Git server (`serve-git`); ""
+	// means building ./testbed/cmd/polykube-testbed from the checkout.
+	SelfBinary string
+}
+
+// minFreeBytes is the disk space Up wants in the state directory (etcd, logs, Flux storage).
+const minFreeBytes = 2 << 30
+
+// Up brings the run up: clusters, then each add-on of the topology in order. It is
+// idempotent: what is up already is checked and kept. On failure, and when ctx is cancelled
+// (Ctrl-C), it removes the run unless opts.Retain is set.
+func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
+	tb.Phases = nil
+	defer func() {
+		if err == nil {
+			return
+		}
+		if opts.Retain {
+			fmt.Fprintf(tb.log, "Keeping the run for debugging (--retain): %s\nRemove it with `polykube-testbed down --run %s`.\n", tb.dir, filepath.Base(tb.dir))
+			return
+		}
+		fmt.Fprintf(tb.log, "Up failed; removing the run (use --retain to keep it).\n")
+		// A fresh context: ctx may be the one that was cancelled.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if derr := tb.Down(dctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("clean up after the failure: %w", derr))
+		}
+	}()
+
+	top := tb.state.Topology
+	if err := tb.step("Checking prerequisites", func() error { return tb.preflight(ctx) }); err != nil {
+		return err
+	}
+	if err := tb.saveState(); err != nil {
+		return err
+	}
+	p, err := tb.Provider()
+	if err != nil {
+		return err
+	}
+	if err := tb.step(fmt.Sprintf("Creating %d %s clusters", len(top.Clusters), p.Name()), func() error {
+		return tb.createClusters(ctx, p)
+	}); err != nil {
+		return err
+	}
+	if top.HasAddon(topology.AddonGit) {
+		if err := tb.step("Starting Git server", func() error { return tb.upGit(ctx, opts.SelfBinary) }); err != nil {
+			return err
+		}
+	}
+	if top.HasAddon(topology.AddonFlux) {
+		if err := tb.step("Installing Flux", func() error { return tb.upFlux(ctx) }); err != nil {
+			return err
+		}
+	}
+	if top.HasAddon(topology.AddonOperator) {
+		if err := tb.step("Starting operators", func() error { return tb.upOperators(ctx) }); err != nil {
+			return err
+		}
+	}
+	return tb.saveState()
+}
+
+// preflight checks disk space and resolves the binaries, so a missing tool fails before
+// anything is created.
+func (tb *Testbed) preflight(ctx context.Context) error {
+	if err := os.MkdirAll(tb.dir, 0o755); err != nil {
+		return fmt.Errorf("create the state directory: %w", err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(tb.dir, &fs); err == nil {
+		if free := fs.Bavail * uint64(fs.Bsize); free < minFreeBytes {
+			return fmt.Errorf("only %d MiB free in %s; the test bed needs %d MiB (free some space or use --state-dir)", free>>20, tb.dir, minFreeBytes>>20)
+		}
+	}
+	top := tb.state.Topology
+	var groups []string
+	if top.Provider == topology.ProviderKwok {
+		groups = append(groups, "kwok")
+	}
+	if top.HasAddon(topology.AddonFlux) {
+		groups = append(groups, "flux")
+	}
+	if len(groups) > 0 {
+		if err := tb.resolveTools(ctx, groups...); err != nil {
+			return err
+		}
+	}
+	if top.HasAddon(topology.AddonGit) {
+		if _, err := tb.sourceDir(); err != nil {
+			return err
+		}
+	}
+	// Ports recorded by an earlier run must still be ours or free.
+	for name, cs := range tb.state.Clusters {
+		if _, running := tb.procs.Running(name + "-operator"); !running && cs.Operator.Health != 0 && ports.InUse(cs.Operator.Health) {
+			return fmt.Errorf("port %d recorded for the operator of %s is taken by another program; run `polykube-testbed down` and up again", cs.Operator.Health, name)
+		}
+	}
+	return nil
+}
+
+// createClusters creates the clusters, at most three at a time (each with its own ports and
+// work directory, so concurrent creation is safe).
+func (tb *Testbed) createClusters(ctx context.Context, p provider.Provider) error {
+	sem := make(chan struct{}, 3)
+	return tb.forEachCluster(func(c topology.Cluster) error {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-sem }()
+		cl, err := p.Create(ctx, c)
+		if err != nil {
+			return err
+		}
+		tb.mu.Lock()
+		cs := tb.state.Clusters[c.Name]
+		if cs == nil {
+			cs = &ClusterState{}
+			tb.state.Clusters[c.Name] = cs
+		}
+		cs.Kubeconfig, cs.Context = cl.Kubeconfig, cl.Context
+		tb.mu.Unlock()
+		return tb.saveState()
+	})
+}
+
+// gitProc is the process name of the Git server.
+const gitProc = "git-server"
+
+func (tb *Testbed) gitRoot() string { return filepath.Join(tb.dir, "git") }
+
+// upGit starts the Git server process and seeds the repository.
+func (tb *Testbed) upGit(ctx context.Context, self string) error {
+	src, err := tb.sourceDir()
+	if err != nil {
+		return err
+	}
+	if self == "" {
+		if self, err = gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", filepath.Join(tb.opts.StateRoot, ".bin")); err != nil {
+			return err
+		}
+	}
+	if tb.state.Git.Addr == "" {
+		p, err := ports.Free(1)
+		if err != nil {
+			return err
+		}
+		tb.state.Git.Addr = fmt.Sprintf("127.0.0.1:%d", p[0])
+	}
+	if err := gitrepo.InitBare(tb.gitRoot()); err != nil {
+		return err
+	}
+	spec := proc.Spec{
+		Name:      gitProc,
+		Path:      self,
+		Args:      []string{"serve-git", "--root", tb.gitRoot(), "--listen", tb.state.Git.Addr},
+		HealthURL: "http://" + tb.state.Git.Addr + "/healthz",
+	}
+	if err := tb.startProc(ctx, spec); err != nil {
+		return err
+	}
+	if err := tb.saveState(); err != nil {
+		return err
+	}
+	seed, err := tb.render(src)
+	if err != nil {
+		return err
+	}
+	rev, err := gitrepo.Commit(ctx, tb.GitURL(), gitrepo.Change{Put: seed.Files, Message: "testbed: operator base, cluster entry points and roster of " + tb.state.Topology.Name})
+	if err != nil {
+		return err
+	}
+	tb.state.Git.Seeded = rev
+	tb.state.Operator.Deployment, tb.state.Operator.ServiceAccount = seed.Deployment, seed.ServiceAccount
+	return tb.saveState()
+}
+
+// render renders the initial repository; without the operator add-on the operator base is
+// left out (and a missing gitops/operator is no error).
+func (tb *Testbed) render(src string) (*gitrepo.Seed, error) {
+	sources := gitrepo.SourcesIn(src)
+	if !tb.state.Topology.HasAddon(topology.AddonOperator) {
+		sources.OperatorBase = ""
+	}
+	return gitrepo.Render(tb.state.Topology, sources)
+}
+
+// startProc starts a process (unless running) and waits until its health URL answers 200.
+func (tb *Testbed) startProc(ctx context.Context, spec proc.Spec) error {
+	if _, err := tb.procs.Start(spec); err != nil {
+		return err
+	}
+	return tb.waitHealthy(ctx, spec.Name, spec.HealthURL)
+}
+
+func (tb *Testbed) waitHealthy(ctx context.Context, name, url string) error {
+	if url == "" {
+		return nil
+	}
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return wait.For(ctx, tb.wait(topology.WaitProcess), name+" to answer "+url, func(ctx context.Context) error {
+		if _, ok := tb.procs.Running(name); !ok {
+			return wait.Stop(fmt.Errorf("%s exited; see its log %s", name, tb.procs.LogPath(name)))
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answers %s", url, resp.Status)
+		}
+		return nil
+	})
+}
+
+// binary returns a resolved toolchain binary of the run.
+func (tb *Testbed) binary(name string) (string, error) {
+	if p := tb.state.Binaries[name]; p != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s is not resolved for this run: run `polykube-testbed up` (and `make tools` if it is missing)", name)
+}
