@@ -1,0 +1,244 @@
+package k0s
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// ClusterConfig is the part of k0s's ClusterConfig (k0s.k0sproject.io/v1beta1) the test bed
+// sets.
+type ClusterConfig struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   Metadata          `json:"metadata"`
+	Spec       ClusterConfigSpec `json:"spec"`
+}
+
+// Metadata names a config.
+type Metadata struct {
+	Name string `json:"name"`
+}
+
+// ClusterConfigSpec is k0s's spec: the API server's extra names and the network.
+type ClusterConfigSpec struct {
+	API     *APISpec    `json:"api,omitempty"`
+	Network NetworkSpec `json:"network"`
+}
+
+// APISpec adds names to the API server's certificate.
+type APISpec struct {
+	SANs []string `json:"sans,omitempty"`
+}
+
+// NetworkSpec is k0s's network section.
+type NetworkSpec struct {
+	// Provider "custom" makes k0s install no CNI: Cilium is installed afterwards.
+	Provider    string          `json:"provider"`
+	PodCIDR     string          `json:"podCIDR"`
+	ServiceCIDR string          `json:"serviceCIDR"`
+	KubeProxy   KubeProxyConfig `json:"kubeProxy"`
+}
+
+// KubeProxyConfig turns kube-proxy off when Cilium replaces it.
+type KubeProxyConfig struct {
+	Disabled bool `json:"disabled"`
+}
+
+// K0sctlCluster is a k0sctl configuration (k0sctl.k0sproject.io/v1beta1, kind Cluster).
+type K0sctlCluster struct {
+	APIVersion string     `json:"apiVersion"`
+	Kind       string     `json:"kind"`
+	Metadata   Metadata   `json:"metadata"`
+	Spec       K0sctlSpec `json:"spec"`
+}
+
+// K0sctlSpec lists the hosts and the k0s to install on them.
+type K0sctlSpec struct {
+	Hosts []K0sctlHost `json:"hosts"`
+	K0s   K0sctlK0s    `json:"k0s"`
+}
+
+// K0sctlHost is one host k0sctl installs k0s on over SSH.
+type K0sctlHost struct {
+	Role     string    `json:"role"`
+	NoTaints bool      `json:"noTaints,omitempty"`
+	SSH      SSHConfig `json:"ssh"`
+}
+
+// SSHConfig is how k0sctl reaches a host.
+type SSHConfig struct {
+	Address string `json:"address"`
+	User    string `json:"user"`
+	Port    int    `json:"port"`
+	KeyPath string `json:"keyPath,omitempty"`
+}
+
+// K0sctlK0s is the k0s version and configuration k0sctl installs.
+type K0sctlK0s struct {
+	Version string        `json:"version"`
+	Config  ClusterConfig `json:"config"`
+}
+
+// Host roles of k0sctl.
+const (
+	RoleController       = "controller"
+	RoleWorker           = "worker"
+	RoleControllerWorker = "controller+worker"
+)
+
+// SSHHost is a host of a cluster in the hosts file.
+type SSHHost struct {
+	Address string `json:"address"`
+	User    string `json:"user,omitempty"`
+	Port    int    `json:"port,omitempty"`
+	KeyPath string `json:"keyPath,omitempty"`
+	// Role is controller, worker or controller+worker (default: controller+worker for a
+	// cluster's only host, else controller for the first and worker for the others).
+	Role string `json:"role,omitempty"`
+}
+
+// HostsFile lists the SSH hosts of each cluster for k0sctl:
+//
+//	clusters:
+//	  aws-eu-central-1:
+//	    - {address: 10.0.1.10, user: root, keyPath: ~/.ssh/id_ed25519}
+type HostsFile struct {
+	Clusters map[string][]SSHHost `json:"clusters"`
+}
+
+// LoadHosts reads and checks a hosts file against the topology.
+func LoadHosts(path string, top *topology.Topology) (*HostsFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read k0s hosts file: %w", err)
+	}
+	var h HostsFile
+	if err := yaml.UnmarshalStrict(data, &h); err != nil {
+		return nil, fmt.Errorf("k0s hosts file %s: %w", path, err)
+	}
+	var problems []string
+	for _, c := range top.Clusters {
+		hosts := h.Clusters[c.Name]
+		if len(hosts) == 0 {
+			problems = append(problems, fmt.Sprintf("clusters.%s: no hosts; every cluster of the topology needs at least one", c.Name))
+		}
+		controllers := 0
+		for i, host := range hosts {
+			if host.Address == "" {
+				problems = append(problems, fmt.Sprintf("clusters.%s[%d].address: required", c.Name, i))
+			}
+			switch hostRole(hosts, i) {
+			case RoleController, RoleControllerWorker:
+				controllers++
+			case RoleWorker:
+			default:
+				problems = append(problems, fmt.Sprintf("clusters.%s[%d].role: %q is not controller, worker or controller+worker", c.Name, i, host.Role))
+			}
+		}
+		if len(hosts) > 0 && controllers != 1 {
+			problems = append(problems, fmt.Sprintf("clusters.%s: %d controllers; the test bed supports exactly one per cluster", c.Name, controllers))
+		}
+	}
+	for name := range h.Clusters {
+		if top.Cluster(name) == nil {
+			problems = append(problems, fmt.Sprintf("clusters.%s: not a cluster of topology %s", name, top.Name))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("k0s hosts file %s:\n  %s", path, strings.Join(problems, "\n  "))
+	}
+	return &h, nil
+}
+
+func hostRole(hosts []SSHHost, i int) string {
+	switch {
+	case hosts[i].Role != "":
+		return hosts[i].Role
+	case len(hosts) == 1:
+		return RoleControllerWorker
+	case i == 0:
+		return RoleController
+	default:
+		return RoleWorker
+	}
+}
+
+// K0sConfig renders the k0s ClusterConfig of a topology cluster: no CNI (Cilium is the
+// CNI), the topology's pod and service CIDRs, and kube-proxy off unless kept.
+func K0sConfig(c topology.Cluster, kubeProxy bool, sans []string) (*ClusterConfig, error) {
+	if len(c.PodCIDRs) != 1 {
+		return nil, fmt.Errorf("cluster %s: the k0s provider needs exactly one IPv4 pod CIDR (got %s)", c.Name, strings.Join(c.PodCIDRs, ", "))
+	}
+	if p, err := netip.ParsePrefix(c.PodCIDRs[0]); err != nil || !p.Addr().Is4() {
+		return nil, fmt.Errorf("cluster %s: pod CIDR %q is not an IPv4 CIDR; the datapath tier is IPv4-only", c.Name, c.PodCIDRs[0])
+	}
+	if c.ServiceCIDR == "" {
+		return nil, fmt.Errorf("cluster %s: serviceCIDR is required with the k0s provider: every cluster of a mesh needs its own", c.Name)
+	}
+	cfg := &ClusterConfig{
+		APIVersion: "k0s.k0sproject.io/v1beta1",
+		Kind:       "ClusterConfig",
+		Metadata:   Metadata{Name: c.Name},
+		Spec: ClusterConfigSpec{Network: NetworkSpec{
+			Provider:    "custom",
+			PodCIDR:     c.PodCIDRs[0],
+			ServiceCIDR: c.ServiceCIDR,
+			KubeProxy:   KubeProxyConfig{Disabled: !kubeProxy},
+		}},
+	}
+	if len(sans) > 0 {
+		cfg.Spec.API = &APISpec{SANs: sans}
+	}
+	return cfg, nil
+}
+
+// K0sctlConfig renders the k0sctl configuration of a cluster on SSH hosts.
+func K0sctlConfig(c topology.Cluster, hosts []SSHHost, k0sVersion string, kubeProxy bool) (*K0sctlCluster, error) {
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("cluster %s has no hosts in the k0s hosts file", c.Name)
+	}
+	k0s, err := K0sConfig(c, kubeProxy, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &K0sctlCluster{
+		APIVersion: "k0sctl.k0sproject.io/v1beta1",
+		Kind:       "Cluster",
+		Metadata:   Metadata{Name: c.Name},
+		Spec:       K0sctlSpec{K0s: K0sctlK0s{Version: k0sVersion, Config: *k0s}},
+	}
+	for i, h := range hosts {
+		role := hostRole(hosts, i)
+		ssh := SSHConfig{Address: h.Address, User: h.User, Port: h.Port, KeyPath: h.KeyPath}
+		if ssh.User == "" {
+			ssh.User = "root"
+		}
+		if ssh.Port == 0 {
+			ssh.Port = 22
+		}
+		out.Spec.Hosts = append(out.Spec.Hosts, K0sctlHost{Role: role, NoTaints: role == RoleControllerWorker, SSH: ssh})
+	}
+	return out, nil
+}
+
+// Controller returns the controller host of a cluster's hosts.
+func Controller(hosts []SSHHost) SSHHost {
+	for i, h := range hosts {
+		if r := hostRole(hosts, i); r == RoleController || r == RoleControllerWorker {
+			return h
+		}
+	}
+	return SSHHost{}
+}
+
+// Marshal writes a configuration as YAML.
+func Marshal(v any) ([]byte, error) { return yaml.Marshal(v) }
+
+func clientcmdNew() *clientcmdapi.Config { return clientcmdapi.NewConfig() }

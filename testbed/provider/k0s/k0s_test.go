@@ -1,0 +1,169 @@
+package k0s
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/datapath/golden"
+	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+func k0sTopology() *topology.Topology {
+	top := topology.Default()
+	top.Provider = topology.ProviderK0s
+	return top
+}
+
+func TestK0sctlConfig_Golden(t *testing.T) {
+	g := NewWithT(t)
+	top := k0sTopology()
+	hosts, err := LoadHosts("testdata/hosts.yaml", top)
+	g.Expect(err).NotTo(HaveOccurred())
+	var all bytes.Buffer
+	for _, c := range top.Clusters {
+		cfg, err := K0sctlConfig(c, hosts.Clusters[c.Name], datapath.K0sVersion, false)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Spec.K0s.Config.Spec.Network.Provider).To(Equal("custom"), "Cilium is the CNI")
+		g.Expect(cfg.Spec.K0s.Config.Spec.Network.PodCIDR).To(Equal(c.PodCIDRs[0]))
+		g.Expect(cfg.Spec.K0s.Config.Spec.Network.ServiceCIDR).To(Equal(c.ServiceCIDR))
+		g.Expect(cfg.Spec.K0s.Config.Spec.Network.KubeProxy.Disabled).To(BeTrue())
+		data, err := Marshal(cfg)
+		g.Expect(err).NotTo(HaveOccurred())
+		all.WriteString("# " + c.Name + "\n---\n")
+		all.Write(data)
+	}
+	golden.Assert(t, "k0sctl-configs.golden", all.Bytes())
+}
+
+func TestK0sConfig_Golden(t *testing.T) {
+	g := NewWithT(t)
+	c := k0sTopology().Clusters[1]
+	cfg, err := K0sConfig(c, false, []string{"127.0.0.1", "localhost", ContainerName(c.Name)})
+	g.Expect(err).NotTo(HaveOccurred())
+	data, err := Marshal(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	golden.Assert(t, "k0s-config.golden", data)
+
+	withProxy, err := K0sConfig(c, true, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(withProxy.Spec.Network.KubeProxy.Disabled).To(BeFalse())
+	g.Expect(withProxy.Spec.API).To(BeNil())
+}
+
+func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
+	g := NewWithT(t)
+	c := k0sTopology().Clusters[0]
+	v6 := c
+	v6.PodCIDRs = []string{"fd00::/56"}
+	_, err := K0sConfig(v6, false, nil)
+	g.Expect(err).To(MatchError(ContainSubstring("IPv4-only")))
+	noSvc := c
+	noSvc.ServiceCIDR = ""
+	_, err = K0sConfig(noSvc, false, nil)
+	g.Expect(err).To(MatchError(ContainSubstring("serviceCIDR is required")))
+}
+
+func TestLoadHosts_SaysWhatIsWrong(t *testing.T) {
+	g := NewWithT(t)
+	path := filepath.Join(t.TempDir(), "hosts.yaml")
+	g.Expect(os.WriteFile(path, []byte(`clusters:
+  aws-eu-central-1:
+    - {address: 10.0.0.1, role: controller}
+    - {address: 10.0.0.2, role: controller}
+  gcp-europe-west3:
+    - {role: boss}
+  nowhere:
+    - {address: 10.9.9.9}
+`), 0o644)).To(Succeed())
+	_, err := LoadHosts(path, k0sTopology())
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring("clusters.aws-eu-central-1: 2 controllers; the test bed supports exactly one per cluster"),
+		ContainSubstring("clusters.gcp-europe-west3[0].address: required"),
+		ContainSubstring(`clusters.gcp-europe-west3[0].role: "boss" is not controller, worker or controller+worker`),
+		ContainSubstring("clusters.onprem-fra: no hosts"),
+		ContainSubstring("clusters.nowhere: not a cluster of topology polykube"),
+	)))
+
+	g.Expect(os.WriteFile(path, []byte("clusterz: {}\n"), 0o644)).To(Succeed())
+	_, err = LoadHosts(path, k0sTopology())
+	g.Expect(err).To(MatchError(ContainSubstring(`unknown field "clusterz"`)))
+}
+
+func TestProvider_DryRun(t *testing.T) {
+	for _, mode := range []string{ModeDocker, ModeSSH} {
+		t.Run(mode, func(t *testing.T) {
+			g := NewWithT(t)
+			top := k0sTopology()
+			var hosts *HostsFile
+			if mode == ModeSSH {
+				var err error
+				hosts, err = LoadHosts("testdata/hosts.yaml", top)
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			var out bytes.Buffer
+			dry := &execx.DryRun{Out: &out, Answers: map[string]string{
+				"docker port k0s-aws-eu-central-1 6443/tcp": "127.0.0.1:40123\n",
+			}}
+			p, err := New(provider.Options{Dir: "/run/polykube", Topology: top}, Options{Mode: mode, Hosts: hosts, Runner: dry})
+			g.Expect(err).NotTo(HaveOccurred())
+			ctx := context.Background()
+			for _, name := range []string{"aws-eu-central-1"} {
+				c, err := p.Create(ctx, *top.Cluster(name))
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(c.Context).To(Equal("k0s-aws-eu-central-1"))
+				g.Expect(p.LoadImageArchive(ctx, name, "/run/polykube/images.tar")).To(Succeed())
+				g.Expect(p.Stop(ctx, name)).To(Succeed())
+				g.Expect(p.Start(ctx, name)).To(Succeed())
+				g.Expect(p.Delete(ctx, name)).To(Succeed())
+			}
+			golden.Assert(t, "dry-run-"+mode+".golden", out.Bytes())
+		})
+	}
+}
+
+func TestNew_ChecksTheMode(t *testing.T) {
+	g := NewWithT(t)
+	_, err := New(provider.Options{Topology: k0sTopology()}, Options{Mode: ModeSSH})
+	g.Expect(err).To(MatchError(ContainSubstring("ssh mode needs a hosts file")))
+	_, err = New(provider.Options{Topology: k0sTopology()}, Options{Mode: "vagrant"})
+	g.Expect(err).To(MatchError(ContainSubstring(`unknown mode "vagrant"`)))
+}
+
+func TestSaveKubeconfig_RenamesTheContextAndPointsAtThePublishedPort(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	p, err := New(provider.Options{Dir: dir, Topology: k0sTopology()}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	raw := []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://172.19.0.2:6443", certificate-authority-data: Q0E=}
+contexts:
+- name: Default
+  context: {cluster: local, user: user}
+current-context: Default
+users:
+- name: user
+  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}
+`)
+	g.Expect(p.saveKubeconfig("onprem-fra", raw, "https://127.0.0.1:40123")).To(Succeed())
+	cfg, err := clientcmd.LoadFromFile(p.KubeconfigPath("onprem-fra"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.CurrentContext).To(Equal("k0s-onprem-fra"))
+	g.Expect(cfg.Contexts).To(HaveLen(1))
+	g.Expect(cfg.Clusters["k0s-onprem-fra"].Server).To(Equal("https://127.0.0.1:40123"))
+	g.Expect(string(cfg.Clusters["k0s-onprem-fra"].CertificateAuthorityData)).To(Equal("CA"))
+	g.Expect(string(cfg.AuthInfos["k0s-onprem-fra"].ClientKeyData)).To(Equal("KEY"))
+
+	g.Expect(p.saveKubeconfig("onprem-fra", []byte("apiVersion: v1\nkind: Config\n"), "")).To(MatchError(ContainSubstring("no current context")))
+}
