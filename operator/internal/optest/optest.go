@@ -70,8 +70,8 @@ type Operator struct {
 	log    *syncBuffer
 	// globalFrom is where this operator's share of the process-wide log starts.
 	globalFrom int
-	cancel context.CancelFunc
-	done   chan error
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 // Options tune StartOperator; the zero value is fine.

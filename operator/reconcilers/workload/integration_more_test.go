@@ -240,7 +240,7 @@ func TestReconciler_SteadyState_NoAPIWrites(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(time.Second).Should(BeTrue(), "writes did not stop: %v", op.Writes.WriteSummary())
 	op.Writes.Reset()
 	Consistently(func() []string { return op.Writes.WriteSummary() }).
-		WithTimeout(4 * time.Second).WithPolling(200 * time.Millisecond).Should(BeEmpty(), "API writes in the steady state")
+		WithTimeout(4*time.Second).WithPolling(200*time.Millisecond).Should(BeEmpty(), "API writes in the steady state")
 	Expect(op.Writes.Reads()).To(BeNumerically(">", 0), "the counter sees the operator's requests")
 	Expect(strings.Count(op.Log(), "Creating Deployment")).To(Equal(3))
 }

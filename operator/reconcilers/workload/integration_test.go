@@ -84,7 +84,9 @@ func setTargets(w *polykubev1alpha1.Workload, replicas map[string]int32) {
 
 var httpPort = polykubev1alpha1.WorkloadPort{Name: "http", Port: 80, TargetPort: 8080}
 
-func key(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
 
 // readyCondition returns a func for Eventually that yields the Workload's Ready condition.
 func readyCondition(g Gomega, c client.Client, ns, name string) *metav1.Condition {
@@ -114,7 +116,9 @@ func getDeployment(g Gomega, c client.Client, ns, name string) *appsv1.Deploymen
 }
 
 func isNotFound(c client.Client, obj client.Object) func() bool {
-	return func() bool { return apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)) }
+	return func() bool {
+		return apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj))
+	}
 }
 
 // setDeploymentStatus plays the Deployment controller, which envtest does not run.
