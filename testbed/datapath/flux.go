@@ -1,0 +1,161 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// The Flux objects of every cluster, named as in the hermetic tier.
+const (
+	FluxNamespace  = "flux-system"
+	FluxObjectName = "polykube"
+)
+
+// FluxComponents are the only Flux controllers the test bed installs.
+const FluxComponents = "source-controller,kustomize-controller"
+
+// InstallFlux installs the source and kustomize controllers in every member with the manifests
+// the flux CLI embeds (`flux install` waits until they are ready).
+func InstallFlux(ctx context.Context, e *Env) error {
+	return e.each(func(m Member) error {
+		_, err := e.Runner.Run(ctx, e.cli("flux", "install", "--context", m.Context, "--components="+FluxComponents))
+		return err
+	})
+}
+
+// FluxObjects are a member's GitRepository (the test bed's repository at gitURL) and
+// Kustomization (its entry point clusters/<name>, with ${CLUSTER_NAME} substituted).
+func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitRepository, *kustomizev1.Kustomization) {
+	interval := metav1.Duration{Duration: top.Flux.Interval.Duration}
+	repo := &sourcev1.GitRepository{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
+		ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace},
+		Spec: sourcev1.GitRepositorySpec{
+			URL:       gitURL,
+			Interval:  interval,
+			Timeout:   &metav1.Duration{Duration: 20 * time.Second},
+			Reference: &sourcev1.GitRepositoryRef{Branch: gitrepo.Branch},
+		},
+	}
+	ks := &kustomizev1.Kustomization{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+		ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval:      interval,
+			RetryInterval: &metav1.Duration{Duration: 5 * time.Second},
+			Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
+			Path:          "./" + gitrepo.ClusterPath(cluster),
+			Prune:         true,
+			SourceRef:     kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName},
+			PostBuild:     &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}},
+		},
+	}
+	return repo, ks
+}
+
+// ApplyFluxObjects creates or updates every member's GitRepository and Kustomization.
+func ApplyFluxObjects(ctx context.Context, e *Env, gitURL string) error {
+	return e.each(func(m Member) error {
+		repo, ks := FluxObjects(e.Topology, m.Name, gitURL)
+		if !e.Runner.Note("apply in %s:\n%s---\n%s", m.Context, mustYAML(repo), mustYAML(ks)) {
+			return nil
+		}
+		cl, err := e.Client(m)
+		if err != nil {
+			return err
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}
+		if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
+		}
+		for _, obj := range []client.Object{repo, ks} {
+			want := obj.DeepCopyObject().(client.Object)
+			if _, err := controllerutil.CreateOrUpdate(ctx, cl, obj, func() error {
+				switch o := obj.(type) {
+				case *sourcev1.GitRepository:
+					o.Spec = want.(*sourcev1.GitRepository).Spec
+				case *kustomizev1.Kustomization:
+					o.Spec = want.(*kustomizev1.Kustomization).Spec
+				}
+				return nil
+			}); err != nil {
+				return fmt.Errorf("apply %T %s/%s: %w", obj, FluxNamespace, FluxObjectName, err)
+			}
+		}
+		return nil
+	})
+}
+
+// WaitApplied waits until every member's Kustomization is Ready with the revision applied
+// ("" accepts any revision).
+func WaitApplied(ctx context.Context, e *Env, revision string) error {
+	if !e.Runner.Note("wait until Kustomization %s/%s in every cluster is Ready with %s applied", FluxNamespace, FluxObjectName, orAny(revision)) {
+		return nil
+	}
+	return e.each(func(m Member) error {
+		cl, err := e.Client(m)
+		if err != nil {
+			return err
+		}
+		return wait.For(ctx, e.wait(topology.WaitDelivery), fmt.Sprintf("Flux in %s to apply %s", m.Name, orAny(revision)), func(ctx context.Context) error {
+			ks := &kustomizev1.Kustomization{}
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+				return err
+			}
+			ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
+			switch {
+			case ready == nil:
+				return errors.New("the Kustomization has no Ready condition yet")
+			case revision != "" && ks.Status.LastAppliedRevision != revision:
+				return fmt.Errorf("applied %q, not yet %s (%s: %s)", ks.Status.LastAppliedRevision, revision, ready.Reason, ready.Message)
+			case ready.Status != metav1.ConditionTrue:
+				return fmt.Errorf("not Ready: %s: %s", ready.Reason, ready.Message)
+			}
+			return nil
+		})
+	})
+}
+
+func orAny(revision string) string {
+	if revision == "" {
+		return "a revision"
+	}
+	return revision
+}
+
+func mustYAML(obj any) []byte {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	// Drop the empty status and creationTimestamp a typed object always carries.
+	var m map[string]any
+	if yaml.Unmarshal(data, &m) == nil {
+		delete(m, "status")
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "creationTimestamp")
+		}
+		if out, err := yaml.Marshal(m); err == nil {
+			return out
+		}
+	}
+	return data
+}

@@ -1,0 +1,35 @@
+package datapath
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+)
+
+// Image is the image the test bed builds from the repository's Dockerfile and loads into
+// every node: the operator (/polykube-operator) and the routing probe's echo server and
+// client (/polykube-echo). Nothing pulls it: Deployments use it with IfNotPresent.
+const Image = "polykube.local/polykube:e2e"
+
+// ImageLoader loads an image archive into every node of a cluster (the kind and k0s
+// providers).
+type ImageLoader interface {
+	LoadImageArchive(ctx context.Context, cluster, archive string) error
+}
+
+// BuildImage builds Image from the Dockerfile at the root of the checkout srcDir and saves
+// it as an archive.
+func BuildImage(ctx context.Context, e *Env, srcDir, archive string) error {
+	if _, err := e.Runner.Run(ctx, e.cli("docker", "build", "--tag", Image, "--file", filepath.Join(srcDir, "Dockerfile"), srcDir)); err != nil {
+		return fmt.Errorf("build %s: %w", Image, err)
+	}
+	if _, err := e.Runner.Run(ctx, e.cli("docker", "save", "--output", archive, Image)); err != nil {
+		return fmt.Errorf("save %s: %w", Image, err)
+	}
+	return nil
+}
+
+// LoadImage loads the archive into every node of every member.
+func LoadImage(ctx context.Context, e *Env, l ImageLoader, archive string) error {
+	return e.each(func(m Member) error { return l.LoadImageArchive(ctx, m.Name, archive) })
+}

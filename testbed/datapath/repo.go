@@ -1,0 +1,72 @@
+package datapath
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// Seed renders the datapath tier's Git repository: the hermetic tier's layout
+// (gitrepo.Render: operator/, crds/, roster/, workloads/, clusters/<name>/), except that each
+// cluster's entry point runs the operator Deployment in the cluster, with the image built
+// by the test bed (a kustomize images override), instead of scaling it to zero for a host
+// process.
+func Seed(top *topology.Topology, src gitrepo.Sources, image string) (*gitrepo.Seed, error) {
+	seed, err := gitrepo.Render(top, src)
+	if err != nil {
+		return nil, err
+	}
+	base, err := OperatorImage(seed.Files[gitrepo.OperatorDir+"/operator.yaml"], seed.Deployment.Name)
+	if err != nil {
+		return nil, err
+	}
+	newName, newTag, _ := strings.Cut(image, ":")
+	for _, c := range top.Clusters {
+		path := gitrepo.ClusterPath(c.Name) + "/kustomization.yaml"
+		var k struct {
+			Resources []string `json:"resources"`
+		}
+		if err := yaml.Unmarshal(seed.Files[path], &k); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# The entry point of cluster %s; Flux substitutes ${%s} with the cluster's name.\n", c.Name, gitrepo.ClusterNameVar)
+		b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+		for _, r := range k.Resources {
+			b.WriteString("  - " + r + "\n")
+		}
+		fmt.Fprintf(&b, "# The operator runs in the cluster, from the image the test bed built and loaded into the nodes.\n")
+		fmt.Fprintf(&b, "images:\n  - name: %s\n    newName: %s\n    newTag: %q\n", base, newName, newTag)
+		seed.Files[path] = b.Bytes()
+	}
+	return seed, nil
+}
+
+// OperatorImage finds the image name (without tag or digest) of the operator Deployment's
+// first container in the rendered operator base.
+func OperatorImage(operatorYAML []byte, deployment string) (string, error) {
+	for _, doc := range bytes.Split(operatorYAML, []byte("\n---\n")) {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal(doc, &d); err != nil || d.Kind != "Deployment" || d.Name != deployment {
+			continue
+		}
+		if len(d.Spec.Template.Spec.Containers) == 0 {
+			break
+		}
+		img := d.Spec.Template.Spec.Containers[0].Image
+		if i := strings.Index(img, "@"); i >= 0 {
+			img = img[:i]
+		}
+		if i := strings.LastIndex(img, ":"); i > strings.LastIndex(img, "/") {
+			img = img[:i]
+		}
+		return img, nil
+	}
+	return "", fmt.Errorf("the operator base has no Deployment %q with a container; the datapath tier overrides its image", deployment)
+}
