@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,7 +37,13 @@ func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	member.Status.Local = want.Local
 	member.Status.ObservedGeneration = want.ObservedGeneration
 	ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local)
-	if err := r.Status().Patch(ctx, member, client.MergeFrom(orig)); err != nil {
+	if err := r.Status().Patch(ctx, member, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
+		case apierrors.IsNotFound(err):
+			return ctrl.Result{}, nil
+		}
 		metrics.ReconcileError(clusterMemberControllerName, polykubev1alpha1.ReasonReconcileFailed)
 		return ctrl.Result{}, fmt.Errorf("patch status of ClusterMember %q: %w", member.Name, err)
 	}

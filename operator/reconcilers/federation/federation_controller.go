@@ -10,8 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +36,9 @@ const (
 	clusterMemberControllerName = "clustermember"
 	// eventAction is the events.k8s.io action of every event this package emits.
 	eventAction = "CheckRoster"
+	// staleRetryInterval is how soon a reconcile that acted on an outdated cached object runs
+	// again, should the watch event that brings the newer one not trigger it first.
+	staleRetryInterval = time.Second
 )
 
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=federations,verbs=get;list;watch
@@ -136,7 +141,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	log.V(1).Info("Writing Federation status", "ready", meta.FindStatusCondition(fed.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason)
-	if err := r.Status().Patch(ctx, fed, client.MergeFrom(orig)); err != nil {
+	// The patch carries the resourceVersion the status was computed from: a reconcile working
+	// from an outdated cached copy must neither overwrite a newer status nor record the same
+	// transition twice. The watch event bringing the newer copy reconciles again.
+	if err := r.Status().Patch(ctx, fed, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
+		case apierrors.IsNotFound(err):
+			return ctrl.Result{}, nil
+		}
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 		return ctrl.Result{}, fmt.Errorf("patch status of Federation %q: %w", fed.Name, err)
 	}

@@ -37,7 +37,7 @@ func federationCondition(g Gomega, c client.Client, name, condType string) metav
 
 func TestReconciler_Federation_AllGood(t *testing.T) {
 	g := NewWithT(t)
-	c, events := startReconcilers(t, "good-a")
+	c, fx := startReconcilers(t, "good-a")
 	create(t, c, newMember("good-a", 11, "10.11.0.0/16"))
 	create(t, c, newMember("good-b", 12, "10.12.0.0/16", "fd00:12::/56"))
 	create(t, c, newFederation("good", "good-a", "good-b"))
@@ -74,20 +74,26 @@ func TestReconciler_Federation_AllGood(t *testing.T) {
 		}
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 
-	// Steady state: a reconcile caused by a metadata change writes nothing.
+	// Steady state: reconciles caused by metadata changes write nothing.
+	writes := fx.writeCount()
 	fed := &polykubev1alpha1.Federation{}
 	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: "good"}, fed)).To(Succeed())
 	fed.Annotations = map[string]string{"test/touch": "1"}
 	g.Expect(c.Update(context.Background(), fed)).To(Succeed())
 	touched := fed.ResourceVersion
+	m := &polykubev1alpha1.ClusterMember{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: "good-b"}, m)).To(Succeed())
+	m.Annotations = map[string]string{"test/touch": "1"}
+	g.Expect(c.Update(context.Background(), m)).To(Succeed())
 	g.Consistently(func(g Gomega) {
 		got := &polykubev1alpha1.Federation{}
 		g.Expect(c.Get(context.Background(), client.ObjectKey{Name: "good"}, got)).To(Succeed())
 		g.Expect(got.ResourceVersion).To(Equal(touched), "the Federation was written in steady state")
+		g.Expect(fx.writeCount()).To(Equal(writes), "the reconcilers sent write requests in steady state")
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
 
 	// A healthy roster emits no events.
-	g.Expect(events.all()).To(BeEmpty())
+	g.Expect(fx.all()).To(BeEmpty())
 }
 
 // TestReconciler_Federation_FailingChecks creates one roster per ClusterMesh prerequisite it
@@ -167,7 +173,7 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			c, events := startReconcilers(t, tc.clusterName)
+			c, fx := startReconcilers(t, tc.clusterName)
 			for _, m := range tc.members {
 				create(t, c, m)
 			}
@@ -189,9 +195,9 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 			}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 
 			warning := "Warning " + tc.wantReason + " " + tc.wantType + ": "
-			g.Eventually(func() int { return events.count(warning) }).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
+			g.Eventually(func() int { return fx.count(warning) }).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
 			// The condition does not change any more, so no second event follows.
-			g.Consistently(func() int { return events.count(warning) }).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
+			g.Consistently(func() int { return fx.count(warning) }).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
 		})
 	}
 }
@@ -201,7 +207,7 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 // conditions turn True and a Normal event reports each recovery once.
 func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 	g := NewWithT(t)
-	c, events := startReconcilers(t, "late-a")
+	c, fx := startReconcilers(t, "late-a")
 	create(t, c, newMember("late-b", 91, "10.91.0.0/16"))
 	create(t, c, newFederation("late", "late-a", "late-b"))
 
@@ -216,8 +222,8 @@ func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 		g.Expect(fed.Status.Members).To(ContainElement(polykubev1alpha1.FederationMemberStatus{Name: "late-a", Local: true}))
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 	g.Eventually(func() int {
-		return events.count("Warning " + polykubev1alpha1.ReasonClusterMemberMissing + " " + polykubev1alpha1.ClusterIdentifiedCondition)
-	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
+		return fx.count("Warning " + polykubev1alpha1.ReasonClusterMemberMissing + " " + polykubev1alpha1.ClusterIdentifiedCondition)
+	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
 
 	create(t, c, newMember("late-a", 92, "10.92.0.0/16"))
 
@@ -232,9 +238,9 @@ func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 		g.Expect(m.Status.Local).To(BeTrue())
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 	g.Eventually(func() int {
-		return events.count("Normal " + polykubev1alpha1.ReasonSucceeded + " " + polykubev1alpha1.ClusterIdentifiedCondition)
-	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
-	g.Expect(events.count("Warning "+polykubev1alpha1.ReasonClusterMemberMissing+" "+polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", events.all())
+		return fx.count("Normal " + polykubev1alpha1.ReasonSucceeded + " " + polykubev1alpha1.ClusterIdentifiedCondition)
+	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+	g.Expect(fx.count("Warning "+polykubev1alpha1.ReasonClusterMemberMissing+" "+polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", fx.all())
 }
 
 // TestReconciler_ClusterMember_LocalFlagFollowsClusterName checks that status.local moves when

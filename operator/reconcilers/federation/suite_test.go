@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,20 +75,27 @@ func newScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-// eventLog collects what a FakeRecorder records, without ever blocking the reconciler.
-type eventLog struct {
+// sideEffects collects what the reconcilers did: the events a FakeRecorder records (drained
+// without ever blocking the reconciler) and the write requests they sent.
+type sideEffects struct {
 	mu     sync.Mutex
 	events []string
+	writes atomic.Int64
 }
 
-func (l *eventLog) all() []string {
+// writeCount is the number of create, update, patch and delete requests sent so far, status
+// included. A no-op patch counts: the API server accepts it without a new resourceVersion, so
+// only counting requests shows whether steady state is quiet.
+func (l *sideEffects) writeCount() int64 { return l.writes.Load() }
+
+func (l *sideEffects) all() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.events...)
 }
 
 // count returns how many recorded events start with prefix ("Warning DuplicateClusterID").
-func (l *eventLog) count(prefix string) int {
+func (l *sideEffects) count(prefix string) int {
 	n := 0
 	for _, e := range l.all() {
 		if strings.HasPrefix(e, prefix) {
@@ -99,7 +107,7 @@ func (l *eventLog) count(prefix string) int {
 
 // startReconcilers runs a manager with this package's reconcilers as cluster clusterName until
 // the test ends. It returns an uncached client for the test's own reads and writes.
-func startReconcilers(t *testing.T, clusterName string) (client.Client, *eventLog) {
+func startReconcilers(t *testing.T, clusterName string) (client.Client, *sideEffects) {
 	t.Helper()
 	cfg := apiServer(t)
 	scheme := newScheme(t)
@@ -114,8 +122,8 @@ func startReconcilers(t *testing.T, clusterName string) (client.Client, *eventLo
 		t.Fatalf("create manager: %v", err)
 	}
 	recorder := events.NewFakeRecorder(1000)
-	log := &eventLog{}
-	r := &Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: recorder, ClusterName: clusterName}
+	log := &sideEffects{}
+	r := &Reconciler{Client: countingClient{Client: mgr.GetClient(), writes: &log.writes}, Scheme: mgr.GetScheme(), Recorder: recorder, ClusterName: clusterName}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatalf("set up reconcilers: %v", err)
 	}
@@ -163,4 +171,50 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 			t.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
 		}
 	})
+}
+
+// countingClient counts write requests; the count goes up before the request is sent, so a
+// write the test has observed in the API server is always already counted.
+type countingClient struct {
+	client.Client
+	writes *atomic.Int64
+}
+
+func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.writes.Add(1)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.writes.Add(1)
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c.writes.Add(1)
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	c.writes.Add(1)
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+func (c countingClient) Status() client.SubResourceWriter {
+	return countingStatusWriter{SubResourceWriter: c.Client.Status(), writes: c.writes}
+}
+
+type countingStatusWriter struct {
+	client.SubResourceWriter
+	writes *atomic.Int64
+}
+
+func (w countingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	w.writes.Add(1)
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (w countingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.writes.Add(1)
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }

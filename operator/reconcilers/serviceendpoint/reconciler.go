@@ -43,9 +43,9 @@ const ControllerName = "serviceendpoint"
 const (
 	// eventAction is the events.k8s.io action of every event this package emits.
 	eventAction = "ReconcileService"
-	// raceRetryInterval is how soon a reconcile that raced with another creator of the Service
-	// runs again, in case no Service event arrives.
-	raceRetryInterval = time.Second
+	// staleRetryInterval is how soon a reconcile that acted on an outdated cached object runs
+	// again, should the watch event that brings the newer one not trigger it first.
+	staleRetryInterval = time.Second
 )
 
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints,verbs=get;list;watch
@@ -136,14 +136,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
-	obs, retry := r.observe(ctx, se)
-	if retry {
-		// The cache has not caught up with a Service this reconcile raced with; the Service
-		// event that follows reconciles again. Nothing was learned, so nothing is written.
-		return ctrl.Result{RequeueAfter: raceRetryInterval}, nil
+	obs, stale := r.observe(ctx, se)
+	if stale {
+		// The cache is behind a Service this reconcile raced with; the event that follows
+		// reconciles again. Nothing was learned, so nothing is written.
+		return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
 	}
-	if err := r.writeStatus(ctx, se, obs); err != nil {
+	if stale, err := r.writeStatus(ctx, se, obs); err != nil {
 		return ctrl.Result{}, err
+	} else if stale {
+		return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
 	}
 	if obs.Err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
@@ -153,9 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // observe looks up the Workload, creates or updates the Service and counts its endpoints.
-// retry is true when the Service was created by someone else between the cached read and the
-// create.
-func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint) (obs Observation, retry bool) {
+// stale is true when the cached Service was outdated: created or changed by someone else
+// between the cached read and the write.
+func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint) (obs Observation, stale bool) {
 	obs = Observation{
 		Service:  client.ObjectKeyFromObject(se).String(),
 		Settings: SettingsOf(se.Spec),
@@ -183,7 +185,7 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 
 	conflict, err := r.applyService(ctx, se)
 	switch {
-	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err), apierrors.IsConflict(err):
 		return obs, true
 	case err != nil:
 		obs.Err = err
@@ -235,15 +237,20 @@ func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.Serv
 		return "", nil
 	}
 	log.Info("Updating Service", "settings", SettingsOf(se.Spec).String())
-	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+	if err := r.Patch(ctx, updated, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return "", err
+		}
 		return "", fmt.Errorf("patch Service %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	return "", nil
 }
 
 // writeStatus patches the status when it changed and records an event when Ready changed its
-// status or reason.
-func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint, obs Observation) error {
+// status or reason. The patch carries the resourceVersion it was computed from, so that a
+// reconcile working from an outdated cached copy neither overwrites a newer status nor records
+// the same transition twice; stale reports that case.
+func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint, obs Observation) (stale bool, err error) {
 	orig := se.DeepCopy()
 	ready := ReadyCondition(obs)
 	ready.ObservedGeneration = se.Generation
@@ -258,11 +265,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.Servi
 	}
 	meta.SetStatusCondition(&se.Status.Conditions, ready)
 	if equality.Semantic.DeepEqual(orig.Status, se.Status) {
-		return nil
+		return false, nil
 	}
-	if err := r.Status().Patch(ctx, se, client.MergeFrom(orig)); err != nil {
+	if err := r.Status().Patch(ctx, se, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil // deleted meanwhile
+		}
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return fmt.Errorf("patch status of ServiceEndpoint %s: %w", obs.Service, err)
+		return false, fmt.Errorf("patch status of ServiceEndpoint %s: %w", obs.Service, err)
 	}
 	if transition && r.Recorder != nil {
 		eventType := corev1.EventTypeNormal
@@ -271,5 +284,5 @@ func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.Servi
 		}
 		r.Recorder.Eventf(se, nil, eventType, ready.Reason, eventAction, "%s", ready.Message)
 	}
-	return nil
+	return false, nil
 }

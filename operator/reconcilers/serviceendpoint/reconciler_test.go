@@ -168,7 +168,7 @@ func TestReconciler_ServiceEndpoint_ServiceInEveryCluster(t *testing.T) {
 // annotations, that a hand edit of an owned field is undone while others' labels are kept, and
 // that nothing is written when nothing changed.
 func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
-	c, events := startReconcilers(t, localCluster)
+	c, fx := startReconcilers(t, localCluster)
 	g := NewWithT(t)
 	ns := namespace(t, c, "se-spec")
 	create(t, c, newWorkload(ns, "api", map[string]int32{localCluster: 1}))
@@ -206,6 +206,7 @@ func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
 
 	// Steady state: a reconcile caused by a metadata change of the ServiceEndpoint writes neither
 	// the Service nor the status.
+	writes := fx.writeCount()
 	se = getServiceEndpoint(g, c, ns, "api")
 	touched := se.DeepCopy()
 	touched.Annotations = map[string]string{"test/touch": "1"}
@@ -214,17 +215,18 @@ func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(getServiceEndpoint(g, c, ns, "api").ResourceVersion).To(Equal(touched.ResourceVersion), "the ServiceEndpoint was written in steady state")
 		g.Expect(getService(g, c, ns, "api").ResourceVersion).To(Equal(svcVersion), "the Service was written in steady state")
+		g.Expect(fx.writeCount()).To(Equal(writes), "the reconciler sent write requests in steady state")
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
 
 	// Healthy all along: no events.
-	g.Expect(events.all()).To(BeEmpty())
+	g.Expect(fx.all()).To(BeEmpty())
 }
 
 // TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone checks that a Service the
 // ServiceEndpoint did not create is neither adopted nor changed, that Ready says who owns it,
 // and that the ServiceEndpoint takes over the name once that Service is gone.
 func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
-	c, events := startReconcilers(t, localCluster)
+	c, fx := startReconcilers(t, localCluster)
 	g := NewWithT(t)
 	ns := namespace(t, c, "se-conflict")
 	foreign := &corev1.Service{
@@ -247,15 +249,15 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 		g.Expect(ready.Message).To(ContainSubstring("app.kubernetes.io/managed-by=Helm"))
 		g.Expect(se.Status.ServiceName).To(BeEmpty())
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
-	g.Eventually(func() int { return events.count("Warning Conflict ") }).
-		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
+	g.Eventually(func() int { return fx.count("Warning Conflict ") }).
+		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
 	g.Consistently(func(g Gomega) {
 		svc := getService(g, c, ns, "legacy")
 		g.Expect(svc.ResourceVersion).To(Equal(foreignVersion), "the foreign Service was changed")
 		g.Expect(svc.OwnerReferences).To(BeEmpty())
 		g.Expect(svc.Annotations).NotTo(HaveKey("service.cilium.io/global"))
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
-	g.Expect(events.count("Warning Conflict ")).To(Equal(1), "one event per transition: %v", events.all())
+	g.Expect(fx.count("Warning Conflict ")).To(Equal(1), "one event per transition: %v", fx.all())
 
 	// Once the foreign Service is gone, the ServiceEndpoint creates its own.
 	g.Expect(c.Delete(context.Background(), foreign)).To(Succeed())
@@ -266,8 +268,8 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 		g.Expect(ready.Reason).To(Equal(polykubev1alpha1.ReasonWorkloadNotFound))
 		expectManagedService(g, getService(g, c, ns, "legacy"), se, "true", "true", "none")
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
-	g.Eventually(func() int { return events.count("Normal WorkloadNotFound ") }).
-		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", events.all())
+	g.Eventually(func() int { return fx.count("Normal WorkloadNotFound ") }).
+		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
 }
 
 // TestReconciler_ServiceEndpoint_CountsLocalReadyEndpoints feeds EndpointSlices by hand (there is
