@@ -25,6 +25,8 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+	"github.com/polykube/polykube/operator/reconcilers/federation"
+	"github.com/polykube/polykube/operator/reconcilers/serviceendpoint"
 	"github.com/polykube/polykube/operator/reconcilers/workload"
 )
 
@@ -152,6 +154,13 @@ func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
 		{datastorebinding.ControllerName, (&datastorebinding.Reconciler{
 			Client: c, Scheme: s, Recorder: rec(datastorebinding.ControllerName), ClusterName: opts.ClusterName,
 			SecretRecheckInterval: opts.SecretRecheckInterval,
+		}).SetupWithManager},
+		{serviceendpoint.ControllerName, (&serviceendpoint.Reconciler{
+			Client: c, Scheme: s, Recorder: rec(serviceendpoint.ControllerName), ClusterName: opts.ClusterName,
+		}).SetupWithManager},
+		// Registers the Federation and the ClusterMember controllers.
+		{federation.ControllerName, (&federation.Reconciler{
+			Client: c, Scheme: s, Recorder: rec(federation.ControllerName), ClusterName: opts.ClusterName,
 		}).SetupWithManager},
 	}
 }
