@@ -107,6 +107,7 @@ the cluster could not be read, 'absent' that it has no copy of the Workload.
   kubectl polykube status --all-contexts        # when installed as kubectl-polykube`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runFleet(cmd.Context(), args, status.ViewWorkloads)
 		},
@@ -139,7 +140,7 @@ JSON and YAML print the whole fleet report (the same document as without a view)
 code also describes the whole report.
 
 ` + exitCodesHelp,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.runFleet(cmd.Context(), nil, view)
 		},
@@ -244,4 +245,14 @@ number and the reason are printed); 1 internal error.`,
 	cmd.Flags().StringVar(&c.planCluster, "cluster", "", "show only this cluster's replicas")
 	cmd.Flags().BoolVar(&c.planDiff, "diff", false, "compare the plans of two paths: plan --diff OLD NEW")
 	return cmd
+}
+
+// usageArgs turns cobra's argument errors into UsageErrors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return status.Usagef("%v", err)
+		}
+		return nil
+	}
 }
