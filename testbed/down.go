@@ -151,3 +151,19 @@ func killKwokPIDs(ctx context.Context, clustersDir string, w topology.Wait) erro
 		return nil
 	})
 }
+
+// PIDs lists the live processes of the run: add-on processes and cluster components.
+func (tb *Testbed) PIDs() []int {
+	var pids []int
+	for _, n := range tb.procs.Names() {
+		if pid, ok := tb.procs.Running(n); ok {
+			pids = append(pids, pid)
+		}
+	}
+	for _, pf := range kwokPIDFiles(filepath.Join(tb.dir, "clusters")) {
+		if pid := readPID(pf); pid > 0 && pidAlive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

@@ -31,7 +31,7 @@ func (tb *Testbed) upOperators(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bin, err := gobuild.Build(ctx, src, "./operator", filepath.Join(tb.opts.StateRoot, ".bin"))
+	bin, err := gobuild.Build(ctx, src, "./operator", tb.binDir())
 	if err != nil {
 		return fmt.Errorf("the operator add-on runs the operator built from this checkout: %w", err)
 	}

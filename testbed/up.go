@@ -166,7 +166,7 @@ func (tb *Testbed) upGit(ctx context.Context, self string) error {
 		return err
 	}
 	if self == "" {
-		if self, err = gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", filepath.Join(tb.opts.StateRoot, ".bin")); err != nil {
+		if self, err = gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", tb.binDir()); err != nil {
 			return err
 		}
 	}
@@ -251,4 +251,13 @@ func (tb *Testbed) binary(name string) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("%s is not resolved for this run: run `polykube-testbed up` (and `make tools` if it is missing)", name)
+}
+
+// binDir is where the programs built from the checkout are kept: beside the toolchain
+// cache, so they survive runs (they are named by content).
+func (tb *Testbed) binDir() string {
+	if tc, err := tb.toolchain(); err == nil {
+		return filepath.Join(tc.CacheDir(), "testbed-bin")
+	}
+	return filepath.Join(tb.opts.StateRoot, ".bin")
 }

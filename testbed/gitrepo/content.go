@@ -35,7 +35,8 @@ const ClusterNameVar = "CLUSTER_NAME"
 
 // Sources are the directories of the Polykube checkout the repository is made from.
 type Sources struct {
-	// OperatorBase is the kustomization of the operator (gitops/operator).
+	// OperatorBase is the kustomization of the operator (gitops/operator); "" leaves the
+	// operator out (a federation without the operator add-on).
 	OperatorBase string
 	// CRDs holds the generated CRDs (operator/config/crd/bases).
 	CRDs string
@@ -70,32 +71,46 @@ type Seed struct {
 //	workloads/               one directory per committed set of manifests
 func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	s := &Seed{Files: map[string][]byte{}}
-	objs, err := renderOperator(src.OperatorBase)
-	if err != nil {
-		return nil, err
-	}
+	var resources []string
 	var haveCRDs bool
-	for _, o := range objs {
-		switch {
-		case o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+polykubev1alpha1.GroupVersion.Group):
-			haveCRDs = true
-		case o.Kind == "Deployment" && s.Deployment.Name == "":
-			s.Deployment = o.OperatorObject
-		case o.Kind == "ServiceAccount" && s.ServiceAccount.Name == "":
-			s.ServiceAccount = o.OperatorObject
+	patch := ""
+	if src.OperatorBase != "" {
+		objs, err := renderOperator(src.OperatorBase)
+		if err != nil {
+			return nil, err
 		}
+		for _, o := range objs {
+			switch {
+			case o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+polykubev1alpha1.GroupVersion.Group):
+				haveCRDs = true
+			case o.Kind == "Deployment" && s.Deployment.Name == "":
+				s.Deployment = o.OperatorObject
+			case o.Kind == "ServiceAccount" && s.ServiceAccount.Name == "":
+				s.ServiceAccount = o.OperatorObject
+			}
+		}
+		if s.Deployment.Name == "" || s.ServiceAccount.Name == "" {
+			return nil, fmt.Errorf("the operator base %s has no Deployment or no ServiceAccount; the test bed needs both (it runs the operator with a token of that ServiceAccount)", src.OperatorBase)
+		}
+		var all [][]byte
+		for _, o := range objs {
+			all = append(all, o.YAML)
+		}
+		s.Files[OperatorDir+"/operator.yaml"] = bytes.Join(all, []byte("---\n"))
+		s.Files[OperatorDir+"/kustomization.yaml"] = kustomization([]string{"operator.yaml"}, "")
+		resources = append(resources, "../../"+OperatorDir)
+		patch = fmt.Sprintf(`patches:
+  # kwok only fakes pods: the test bed runs the operator as a process beside the cluster.
+  - target:
+      kind: Deployment
+      name: %s
+      namespace: %s
+    patch: |
+      - op: replace
+        path: /spec/replicas
+        value: 0
+`, s.Deployment.Name, s.Deployment.Namespace)
 	}
-	if s.Deployment.Name == "" || s.ServiceAccount.Name == "" {
-		return nil, fmt.Errorf("the operator base %s has no Deployment or no ServiceAccount; the test bed needs both (it runs the operator with a token of that ServiceAccount)", src.OperatorBase)
-	}
-	var all [][]byte
-	for _, o := range objs {
-		all = append(all, o.YAML)
-	}
-	s.Files[OperatorDir+"/operator.yaml"] = bytes.Join(all, []byte("---\n"))
-	s.Files[OperatorDir+"/kustomization.yaml"] = kustomization([]string{"operator.yaml"}, "")
-
-	resources := []string{"../../" + OperatorDir}
 	if !haveCRDs {
 		files, err := filepath.Glob(filepath.Join(src.CRDs, "*.yaml"))
 		if err != nil || len(files) == 0 {
@@ -111,7 +126,7 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 			names = append(names, filepath.Base(f))
 		}
 		s.Files[CRDsDir+"/kustomization.yaml"] = kustomization(names, "")
-		resources = append([]string{"../../" + CRDsDir}, resources...)
+		resources = append(resources, "../../"+CRDsDir)
 	}
 
 	roster, err := RenderRoster(top)
@@ -123,17 +138,6 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	s.Files[WorkloadsDir+"/kustomization.yaml"] = kustomization(nil, "")
 	resources = append(resources, "../../"+RosterDir, "../../"+WorkloadsDir)
 
-	patch := fmt.Sprintf(`patches:
-  # kwok only fakes pods: the test bed runs the operator as a process beside the cluster.
-  - target:
-      kind: Deployment
-      name: %s
-      namespace: %s
-    patch: |
-      - op: replace
-        path: /spec/replicas
-        value: 0
-`, s.Deployment.Name, s.Deployment.Namespace)
 	for _, c := range top.Clusters {
 		s.Files[ClusterPath(c.Name)+"/kustomization.yaml"] = kustomization(resources,
 			"# The entry point of cluster "+c.Name+"; Flux substitutes ${"+ClusterNameVar+"} with the cluster's name.\n"+patch)

@@ -90,4 +90,6 @@ func (p *Provider) Kubeconfig(_ context.Context, name string) (*provider.Cluster
 }
 
 // List implements provider.Provider: the topology's clusters.
-func (p *Provider) List(context.Context) ([]string, error) { return p.opts.Topology.ClusterNames(), nil }
+func (p *Provider) List(context.Context) ([]string, error) {
+	return p.opts.Topology.ClusterNames(), nil
+}

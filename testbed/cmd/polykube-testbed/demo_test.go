@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"testing"
+
+	"github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/placement"
+)
+
+func TestDemoManifests_MatchTheExamples(t *testing.T) {
+	g := gomega.NewWithT(t)
+	for demo, example := range map[string]string{"billing-api": "billing-api", "scaled": "billing-api-scaled"} {
+		entries, err := demoFS.ReadDir(path.Join("demo", demo))
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(entries).To(gomega.HaveLen(3))
+		for _, e := range entries {
+			embedded, _ := demoFS.ReadFile(path.Join("demo", demo, e.Name()))
+			onDisk, err := os.ReadFile(path.Join("../../../examples/local-multicluster", example, e.Name()))
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			g.Expect(string(onDisk)).To(gomega.Equal(string(embedded)), "examples/local-multicluster/%s/%s", example, e.Name())
+		}
+	}
+}
+
+func workload(t *testing.T, dir string) *polykubev1alpha1.Workload {
+	t.Helper()
+	data, err := demoFS.ReadFile(path.Join("demo", dir, "workload.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &polykubev1alpha1.Workload{}
+	if err := yaml.UnmarshalStrict(data, w); err != nil {
+		t.Fatalf("%s/workload.yaml: %v", dir, err)
+	}
+	return w
+}
+
+func TestDemoManifests_TellTheStory(t *testing.T) {
+	g := gomega.NewWithT(t)
+	alloc, err := placement.ForWorkload(workload(t, "billing-api"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(share(alloc, demoAWS)).To(gomega.Equal(int32(6)))
+	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(4)))
+	g.Expect(share(alloc, demoOnprem)).To(gomega.BeZero())
+
+	alloc, err = placement.ForWorkload(workload(t, "scaled"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(share(alloc, demoAWS)).To(gomega.Equal(int32(7)))
+	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(5)))
+}
+
+func TestDemo_RefusesTheDatapathTier(t *testing.T) {
+	g := gomega.NewWithT(t)
+	t.Setenv("PROVIDER", "kind")
+	cmd := newRootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"demo", "--state-dir", t.TempDir()})
+	err := cmd.Execute()
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("datapath tier (kind, k0s) is not available in this build")))
+}
+
+func TestFault_ValidatesItsArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fault", "stop", "network", "a"}, `unknown fault "network"`},
+		{[]string{"fault", "stop", "git", "a"}, "takes no cluster"},
+		{[]string{"fault", "stop", "apiserver"}, "needs a CLUSTER"},
+		{[]string{"fault", "pause", "operator", "a"}, "no test bed is up"},
+	} {
+		g := gomega.NewWithT(t)
+		cmd := newRootCmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs(append(tt.args, "--state-dir", t.TempDir()))
+		g.Expect(cmd.Execute()).To(gomega.MatchError(gomega.ContainSubstring(tt.want)), "%v", tt.args)
+	}
+}
+
+func share(a placement.Allocation, cluster string) int32 {
+	n, _ := a.For(cluster)
+	return n
+}

@@ -1,0 +1,124 @@
+package kwok_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/provider/e2e"
+	"github.com/polykube/polykube/testbed/provider/kwok"
+	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+func binaries(t *testing.T) kwok.Binaries {
+	t.Helper()
+	tc, err := toolchain.New(toolchain.Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := tc.ResolveAll(context.Background(), "kwok")
+	if err != nil {
+		t.Fatalf("the kwok provider tests need the pinned kwok binaries: %v\nRun `make tools`.", err)
+	}
+	b := map[string]string{}
+	for _, r := range rs {
+		b[r.Name] = r.Path
+	}
+	return kwok.Binaries{Kwokctl: b[toolchain.Kwokctl], KwokController: b[toolchain.Kwok], KubeAPIServer: b[toolchain.KubeAPIServer],
+		KubeControllerManager: b[toolchain.KubeControllerManager], KubeScheduler: b[toolchain.KubeScheduler], Etcd: b[toolchain.Etcd]}
+}
+
+func TestBinaries_Validate(t *testing.T) {
+	g := gomega.NewWithT(t)
+	err := kwok.Binaries{Kwokctl: "/nonexistent/kwokctl"}.Validate()
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("kwokctl (/nonexistent/kwokctl)")))
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("make tools")))
+}
+
+// TestProvider_Lifecycle creates one cluster through the e2e-framework adapter, checks its
+// fake nodes and identity, stops and starts it, and deletes it.
+func TestProvider_Lifecycle(t *testing.T) {
+	bins := binaries(t)
+	g := gomega.NewWithT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	top, err := topology.Parse([]byte(`apiVersion: testbed.polykube.kismet.io/v1alpha1
+kind: Topology
+name: kwok-test
+clusters:
+  - {name: onprem-fra, provider: onprem, region: fra, zone: fra-dc1, clusterID: 3, podCIDRs: [10.244.0.0/16], serviceCIDR: 10.98.0.0/16, fakeNodes: 2}
+addons: []
+`))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	dir := t.TempDir()
+	p, err := kwok.New(provider.Options{Dir: dir, Topology: top}, bins)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(provider.Has(p, provider.CapabilityDatapath)).To(gomega.BeFalse())
+
+	cluster := e2e.New(p, top, "onprem-fra", p.LogDir)
+	t.Cleanup(func() { _ = cluster.Destroy(context.Background()) })
+	kubeconfig, err := cluster.Create(ctx)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(kubeconfig).To(gomega.Equal(filepath.Join(dir, "onprem-fra", "admin.kubeconfig")))
+	g.Expect(cluster.GetKubectlContext()).To(gomega.Equal("kwok-onprem-fra"))
+	g.Expect(cluster.WaitForControlPlane(ctx, nil)).To(gomega.Succeed())
+
+	cs, err := kubernetes.NewForConfig(cluster.KubernetesRestConfig())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(nodes.Items).To(gomega.HaveLen(2))
+	cidrs := []string{nodes.Items[0].Spec.PodCIDR, nodes.Items[1].Spec.PodCIDR}
+	g.Expect(cidrs).To(gomega.ConsistOf("10.244.0.0/24", "10.244.1.0/24"))
+	g.Expect(nodes.Items[0].Labels).To(gomega.HaveKeyWithValue("topology.kubernetes.io/region", "fra"))
+	svc, err := cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(svc.Spec.ClusterIP).To(gomega.HavePrefix("10.98."))
+
+	// A pod on a fake node becomes Running: kwok simulates the kubelet.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/probe"}}}}
+	_, err = cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Eventually(func() corev1.PodPhase {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "probe", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return p.Status.Phase
+	}).WithTimeout(time.Minute).Should(gomega.Equal(corev1.PodRunning))
+
+	// Create again is a no-op that returns the same cluster.
+	again, err := p.Create(ctx, top.Clusters[0])
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(again.Kubeconfig).To(gomega.Equal(kubeconfig))
+
+	g.Expect(p.Stop(ctx, "onprem-fra")).To(gomega.Succeed())
+	_, err = cs.Discovery().ServerVersion()
+	g.Expect(err).To(gomega.HaveOccurred(), "a stopped cluster does not answer")
+	g.Expect(p.Start(ctx, "onprem-fra")).To(gomega.Succeed())
+	_, err = cs.CoreV1().Pods("default").Get(ctx, "probe", metav1.GetOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "state survives stop and start")
+
+	logs := t.TempDir()
+	g.Expect(cluster.ExportLogs(ctx, logs)).To(gomega.Succeed())
+	g.Expect(filepath.Join(logs, "kube-apiserver.log")).To(gomega.BeAnExistingFile())
+
+	g.Expect(cluster.Destroy(ctx)).To(gomega.Succeed())
+	_, err = os.Stat(filepath.Join(dir, "onprem-fra"))
+	g.Expect(errors.Is(err, os.ErrNotExist)).To(gomega.BeTrue())
+	names, err := p.List(ctx)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(names).To(gomega.BeEmpty())
+}
