@@ -30,6 +30,12 @@ import (
 	"github.com/polykube/polykube/operator/reconcilers/workload"
 )
 
+// Leader election holds a Lease in the operator's namespace (polykube-system in gitops/operator)
+// and records core Events about it. A different --leader-election-namespace needs the same Role
+// there.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=polykube-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=polykube-system,resources=events,verbs=create;patch
+
 // LeaderElectionID names the Lease the operator replicas of one cluster compete for.
 const LeaderElectionID = "polykube-operator.polykube.kismet.io"
 

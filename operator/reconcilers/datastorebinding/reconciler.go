@@ -50,6 +50,13 @@ const (
 	BoundRecheckFactor = 10
 )
 
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings/status,verbs=patch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Reconciler writes the status of DatastoreBindings in the cluster named ClusterName.
 //
 // Conditions (Ready mirrors Bound, except NotTargeted, where Ready is True):
@@ -63,13 +70,6 @@ const (
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
 //   - Bound=False/ReconcileFailed: an API call failed; the reconciler retries.
-//
-// +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings,verbs=get;list;watch
-// +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 type Reconciler struct {
 	client.Client
 	Scheme      *runtime.Scheme

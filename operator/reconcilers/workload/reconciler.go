@@ -42,10 +42,8 @@ const ControllerName = "workload"
 // keys are missing is reconciled again: Secrets cannot be watched (RBAC grants only get).
 const DefaultSecretRecheckInterval = 30 * time.Second
 
-// Reconciler reconciles Workloads in the cluster named ClusterName.
-//
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads,verbs=get;list;watch
-// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/status,verbs=patch
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=clustermembers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings,verbs=get;list;watch
@@ -53,6 +51,8 @@ const DefaultSecretRecheckInterval = 30 * time.Second
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles Workloads in the cluster named ClusterName.
 type Reconciler struct {
 	client.Client
 	Scheme      *runtime.Scheme

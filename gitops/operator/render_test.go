@@ -1,0 +1,157 @@
+// Package operator_test renders the Flux operator base with the kustomize library (what
+// `kustomize build gitops/operator` and Flux's kustomize-controller run) and checks what a
+// member cluster receives.
+package operator_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+const image = "ghcr.io/polykube/operator"
+
+func render(t *testing.T, dir string) resmap.ResMap {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	return m
+}
+
+func decode[T any](t *testing.T, m resmap.ResMap, kind, name string) *T {
+	t.Helper()
+	for _, r := range m.Resources() {
+		if r.GetKind() == kind && r.GetName() == name {
+			raw, err := r.AsYAML()
+			if err != nil {
+				t.Fatalf("%s/%s as YAML: %v", kind, name, err)
+			}
+			out := new(T)
+			if err := yaml.UnmarshalStrict(raw, out); err != nil {
+				t.Fatalf("decode %s/%s: %v", kind, name, err)
+			}
+			return out
+		}
+	}
+	t.Fatalf("the rendered base has no %s %s", kind, name)
+	return nil
+}
+
+func TestBase_RendersTheOperator(t *testing.T) {
+	g := NewWithT(t)
+	m := render(t, ".")
+
+	var objects []string
+	for _, r := range m.Resources() {
+		objects = append(objects, r.GetKind()+"/"+r.GetName())
+		if ns := r.GetNamespace(); ns != "" {
+			g.Expect(ns).To(Equal("polykube-system"), "%s/%s", r.GetKind(), r.GetName())
+		}
+	}
+	g.Expect(objects).To(ConsistOf(
+		"Namespace/polykube-system",
+		"CustomResourceDefinition/clustermembers.polykube.kismet.io",
+		"CustomResourceDefinition/federations.polykube.kismet.io",
+		"CustomResourceDefinition/workloads.polykube.kismet.io",
+		"CustomResourceDefinition/serviceendpoints.polykube.kismet.io",
+		"CustomResourceDefinition/datastorebindings.polykube.kismet.io",
+		"ServiceAccount/polykube-operator",
+		"ClusterRole/polykube-operator",
+		"ClusterRoleBinding/polykube-operator",
+		"Role/polykube-operator",
+		"RoleBinding/polykube-operator",
+		"Deployment/polykube-operator",
+	))
+
+	// Every CRD controller-gen writes is delivered.
+	bases, err := filepath.Glob("../../operator/config/crd/bases/*.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bases).To(HaveLen(5), "a new CRD must be listed in operator/config/crd/kustomization.yaml")
+
+	d := decode[appsv1.Deployment](t, m, "Deployment", "polykube-operator")
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.ServiceAccountName).To(Equal("polykube-operator"))
+	g.Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+	g.Expect(pod.Containers).To(HaveLen(1))
+	c := pod.Containers[0]
+	g.Expect(c.Image).To(Equal(image + ":v0.1.0-alpha.1"))
+	g.Expect(c.Args).To(ContainElements("--cluster-name=${CLUSTER_NAME}", "--leader-elect"))
+	g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()))
+	g.Expect(c.SecurityContext.Capabilities.Drop).To(ContainElement(corev1.Capability("ALL")))
+	g.Expect(c.Args).To(ContainElement("--health-probe-bind-address=:8081"))
+	g.Expect(c.Ports).To(ContainElement(corev1.ContainerPort{Name: "health", ContainerPort: 8081}))
+	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+	g.Expect(c.LivenessProbe.HTTPGet.Port.String()).To(Equal("health"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("health"))
+
+	crb := decode[rbacv1.ClusterRoleBinding](t, m, "ClusterRoleBinding", "polykube-operator")
+	g.Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: "polykube-operator", Namespace: "polykube-system"}))
+	rb := decode[rbacv1.RoleBinding](t, m, "RoleBinding", "polykube-operator")
+	g.Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: "polykube-operator", Namespace: "polykube-system"}))
+}
+
+func TestBase_RBACIsLeastPrivilege(t *testing.T) {
+	g := NewWithT(t)
+	m := render(t, ".")
+	cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole", "polykube-operator")
+	role := decode[rbacv1.Role](t, m, "Role", "polykube-operator")
+	for _, rule := range append(cr.Rules, role.Rules...) {
+		for _, field := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs} {
+			g.Expect(field).NotTo(ContainElement("*"), "no wildcard in %+v", rule)
+		}
+		g.Expect(rule.NonResourceURLs).To(BeEmpty())
+		if slices.Contains(rule.Resources, "secrets") {
+			g.Expect(rule.Verbs).To(Equal([]string{"get"}), "Secrets are read one by one, never listed or watched")
+		}
+		if slices.ContainsFunc(rule.Resources, func(r string) bool { return strings.HasSuffix(r, "/status") }) {
+			g.Expect(rule.Verbs).To(Equal([]string{"patch"}), "status is only patched")
+		}
+	}
+	g.Expect(role.Rules).To(ContainElement(HaveField("Resources", ContainElement("leases"))), "leader election needs a Lease")
+	g.Expect(cr.Rules).NotTo(ContainElement(HaveField("Resources", ContainElement("leases"))), "leases only in the operator's namespace")
+}
+
+func TestBase_OnlyClusterNameIsSubstituted(t *testing.T) {
+	// Flux's postBuild substitution replaces every ${VAR} in the rendered manifests: anything
+	// but ${CLUSTER_NAME} would be blanked.
+	raw, err := render(t, ".").AsYaml()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	vars := regexp.MustCompile(`\$\{[^}]*\}`).FindAllString(string(raw), -1)
+	NewWithT(t).Expect(vars).To(ConsistOf("${CLUSTER_NAME}"))
+}
+
+func TestBase_ImageCanBeOverridden(t *testing.T) {
+	g := NewWithT(t)
+	base, err := filepath.Abs(".")
+	g.Expect(err).NotTo(HaveOccurred())
+	overlay := t.TempDir()
+	rel, err := filepath.Rel(overlay, base)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - `+rel+`
+images:
+  - name: `+image+`
+    newName: registry.example.com/polykube/operator
+    newTag: dev
+`), 0o644)).To(Succeed())
+	d := decode[appsv1.Deployment](t, render(t, overlay), "Deployment", "polykube-operator")
+	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/polykube/operator:dev"))
+}
