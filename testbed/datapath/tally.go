@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 )
 
-// Call is one line the echo client prints per call: the cluster that answered, or the error.
-type Call struct {
+// CallRecord is one line the echo client prints per call: the cluster that answered, or the error.
+type CallRecord struct {
 	N       int    `json:"call"`
 	Cluster string `json:"cluster,omitempty"`
 	Pod     string `json:"pod,omitempty"`
@@ -27,7 +27,7 @@ func ParseCalls(out string, want int) ([]string, error) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		var c Call
+		var c CallRecord
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
 			return nil, fmt.Errorf("line %d of the echo client's output is not a call record: %q", i+1, line)
 		}

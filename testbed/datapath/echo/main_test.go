@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/testbed/datapath"
+)
+
+func TestServeAndCall_EveryCallNamesItsCluster(t *testing.T) {
+	g := NewWithT(t)
+	alpha, err := handler("alpha", "echo-a")
+	g.Expect(err).NotTo(HaveOccurred())
+	beta, err := handler("beta", "echo-b")
+	g.Expect(err).NotTo(HaveOccurred())
+	// A stand-in for the global Service: alternate between the two backends, and fail every
+	// fifth request, as a backend in a stopped cluster would.
+	var n atomic.Int64
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		switch {
+		case i%5 == 0:
+			http.Error(w, "backend gone", http.StatusBadGateway)
+		case i%2 == 0:
+			alpha.ServeHTTP(w, r)
+		default:
+			beta.ServeHTTP(w, r)
+		}
+	}))
+	defer front.Close()
+
+	var out bytes.Buffer
+	g.Expect(run(context.Background(), []string{"call", "--url", front.URL + "/", "--count", "10", "--timeout", "1s"}, &out, nil)).To(Succeed())
+	answers, err := datapath.ParseCalls(out.String(), 10)
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	tally := datapath.Count(answers, []string{"alpha", "beta"})
+	g.Expect(tally.Of("alpha")).To(Equal(4))
+	g.Expect(tally.Of("beta")).To(Equal(4))
+	g.Expect(tally.Unanswered).To(Equal(2))
+	g.Expect(out.String()).To(ContainSubstring(`"error":"` + front.URL + `/ answered 502 Bad Gateway"`))
+}
+
+func TestCall_NewConnectionPerCall(t *testing.T) {
+	g := NewWithT(t)
+	h, err := handler("alpha", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	var newConns atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	var out bytes.Buffer
+	g.Expect(call(context.Background(), &out, srv.URL, 5, time.Second)).To(Succeed())
+	g.Expect(newConns.Load()).To(BeEquivalentTo(5), "every call opens its own connection, so every call is balanced anew")
+}
+
+func TestHandler_RefusesAnUnsubstitutedClusterName(t *testing.T) {
+	g := NewWithT(t)
+	_, err := handler("${CLUSTER_NAME}", "p")
+	g.Expect(err).To(MatchError(ContainSubstring("Flux substitutes ${CLUSTER_NAME}")))
+	_, err = handler("", "p")
+	g.Expect(err).To(MatchError(ContainSubstring(`CLUSTER_NAME is ""`)))
+}
+
+func TestRun_Usage(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(run(context.Background(), nil, &bytes.Buffer{}, nil)).To(MatchError(ContainSubstring("usage")))
+	g.Expect(run(context.Background(), []string{"dance"}, &bytes.Buffer{}, nil)).To(MatchError(ContainSubstring(`unknown command "dance"`)))
+	g.Expect(run(context.Background(), []string{"call"}, &bytes.Buffer{}, nil)).To(MatchError(ContainSubstring("needs --url")))
+	getenv := func(string) string { return "" }
+	g.Expect(run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, getenv)).To(MatchError(ContainSubstring("CLUSTER_NAME")))
+}

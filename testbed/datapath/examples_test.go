@@ -1,0 +1,58 @@
+package datapath
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The echo workload in examples/echo is what the demo commits; these tests keep it in step
+// with the code that builds the same objects and with the default topology.
+func readExample(t *testing.T, name string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "echo", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		t.Fatalf("examples/echo/%s: %v", name, err)
+	}
+}
+
+func TestExampleEcho_WorkloadRunsTheEchoTemplateInEveryCluster(t *testing.T) {
+	g := NewWithT(t)
+	var w polykubev1alpha1.Workload
+	readExample(t, "workload.yaml", &w)
+	g.Expect(w.Spec.Template).To(Equal(EchoTemplate(Image)), "examples/echo/workload.yaml and EchoTemplate(Image) must agree")
+	g.Expect(w.Namespace).To(Equal(EchoNamespace))
+	g.Expect(w.Name).To(Equal(EchoName))
+	var targets []string
+	for _, tg := range w.Spec.Distribution.Targets {
+		targets = append(targets, tg.ClusterRef)
+		g.Expect(*tg.Replicas).To(BeNumerically(">", 0))
+	}
+	g.Expect(targets).To(Equal(topology.Default().ClusterNames()))
+}
+
+func TestExampleEcho_ServiceEndpointIsGlobalOnPort80(t *testing.T) {
+	g := NewWithT(t)
+	var se polykubev1alpha1.ServiceEndpoint
+	readExample(t, "serviceendpoint.yaml", &se)
+	g.Expect(se.Name).To(Equal(EchoName))
+	g.Expect(se.Namespace).To(Equal(EchoNamespace))
+	g.Expect(se.Spec.WorkloadRef.Name).To(Equal(EchoName))
+	g.Expect(se.Spec.Ports).To(Equal([]polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: EchoPort}}))
+	g.Expect(se.Spec.Affinity).To(Equal(polykubev1alpha1.AffinityNone))
+	g.Expect(ProbeURL(se.Namespace, se.Name)).To(Equal("http://echo.polykube-demo.svc.cluster.local/"))
+
+	var ns corev1.Namespace
+	readExample(t, "namespace.yaml", &ns)
+	g.Expect(ns.Name).To(Equal(EchoNamespace))
+}
