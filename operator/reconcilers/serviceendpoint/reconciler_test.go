@@ -18,10 +18,13 @@ import (
 
 const localCluster = "se-local"
 
-func namespace(t *testing.T, c client.Client, name string) string {
+// namespace creates a namespace named prefix plus a random suffix: without a controller-manager
+// a deleted namespace stays Terminating, so names are never reused (go test -count=N).
+func namespace(t *testing.T, c client.Client, prefix string) string {
 	t.Helper()
-	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	return name
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	create(t, c, ns)
+	return ns.Name
 }
 
 func newServiceEndpoint(ns, name, workload string, mutate ...func(*polykubev1alpha1.ServiceEndpoint)) *polykubev1alpha1.ServiceEndpoint {
@@ -121,9 +124,9 @@ func TestReconciler_ServiceEndpoint_ServiceInEveryCluster(t *testing.T) {
 	}
 	// Namespaces belong to the parent test: without a controller-manager a deleted namespace
 	// stays Terminating, and the last subtest reuses one.
-	namespaces := []string{"se-some", "se-zero", "se-untargeted", "se-noworkload"}
-	for _, ns := range namespaces {
-		namespace(t, c, ns)
+	var namespaces []string
+	for _, prefix := range []string{"se-some", "se-zero", "se-untargeted", "se-noworkload"} {
+		namespaces = append(namespaces, namespace(t, c, prefix))
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +153,7 @@ func TestReconciler_ServiceEndpoint_ServiceInEveryCluster(t *testing.T) {
 
 	t.Run("the Workload appears later", func(t *testing.T) {
 		g := NewWithT(t)
-		ns := "se-noworkload"
+		ns := namespaces[3]
 		create(t, c, newServiceEndpoint(ns, "late", "late"))
 		g.Eventually(func(g Gomega) {
 			ready := readyOf(g, getServiceEndpoint(g, c, ns, "late"))
@@ -245,7 +248,7 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 		ready := readyOf(g, se)
 		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(ready.Reason).To(Equal(polykubev1alpha1.ReasonConflict))
-		g.Expect(ready.Message).To(ContainSubstring("Service se-conflict/legacy exists"))
+		g.Expect(ready.Message).To(ContainSubstring("Service " + ns + "/legacy exists"))
 		g.Expect(ready.Message).To(ContainSubstring("app.kubernetes.io/managed-by=Helm"))
 		g.Expect(se.Status.ServiceName).To(BeEmpty())
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
