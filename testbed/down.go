@@ -167,3 +167,26 @@ func (tb *Testbed) PIDs() []int {
 	}
 	return pids
 }
+
+// Runs lists the runs under the state root ("" means DefaultStateRoot()).
+func Runs(root string) ([]string, error) {
+	if root == "" {
+		var err error
+		if root, err = DefaultStateRoot(); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var runs []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), "state.json")); err == nil {
+				runs = append(runs, e.Name())
+			}
+		}
+	}
+	return runs, err
+}

@@ -101,3 +101,14 @@ func TestServeAndCommit(t *testing.T) {
 	cancel()
 	g.Eventually(done).WithTimeout(10 * time.Second).Should(gomega.Receive(gomega.BeNil()))
 }
+
+func TestRender_TheRepositorysOperatorBase(t *testing.T) {
+	g := gomega.NewWithT(t)
+	seed, err := Render(topology.Default(), SourcesIn("../.."))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(seed.Deployment).To(gomega.Equal(OperatorObject{"Deployment", "polykube-system", "polykube-operator"}))
+	g.Expect(seed.ServiceAccount.Name).NotTo(gomega.BeEmpty())
+	g.Expect(seed.Files).NotTo(gomega.HaveKey("crds/kustomization.yaml"), "gitops/operator carries the CRDs")
+	g.Expect(string(seed.Files["operator/operator.yaml"])).To(gomega.ContainSubstring("kind: CustomResourceDefinition"))
+	g.Expect(string(seed.Files["operator/operator.yaml"])).To(gomega.ContainSubstring("--cluster-name=${CLUSTER_NAME}"))
+}

@@ -55,4 +55,3 @@ func TestDir_RecycledPIDIsNotAlive(t *testing.T) {
 	_, ok := d.Running("ghost")
 	g.Expect(ok).To(gomega.BeFalse())
 }
-

@@ -8,11 +8,11 @@ const (
 	WaitClusterStopped = "cluster-stopped" // a stopped API server stops answering
 	WaitNodesReady     = "nodes-ready"     // the fake nodes report Ready
 	WaitCRDs           = "crds-established"
-	WaitProcess        = "process"         // a process starts serving, or exits after a signal
-	WaitFluxReady      = "flux-ready"      // GitRepository and Kustomization Ready after install
-	WaitDelivery       = "delivery"        // a Git revision applied by every cluster's Kustomization
-	WaitOperatorReady  = "operator-ready"  // the operator's ServiceAccount exists and its process is healthy
-	WaitReconciled     = "reconciled"      // the operators reconciled what Flux delivered
+	WaitProcess        = "process"        // a process starts serving, or exits after a signal
+	WaitFluxReady      = "flux-ready"     // GitRepository and Kustomization Ready after install
+	WaitDelivery       = "delivery"       // a Git revision applied by every cluster's Kustomization
+	WaitOperatorReady  = "operator-ready" // the operator's ServiceAccount exists and its process is healthy
+	WaitReconciled     = "reconciled"     // the operators reconciled what Flux delivered
 )
 
 // DefaultWaits are the timeouts and polling intervals used unless a topology overrides them.

@@ -37,9 +37,20 @@ func (f *runFlags) options(cmd *cobra.Command, top *topology.Topology) testbed.O
 	return testbed.Options{StateRoot: f.stateDir, Run: f.run, SourceDir: f.sourceDir, Topology: top, Log: cmd.ErrOrStderr()}
 }
 
-// open opens an existing run, saying how to create it when there is none.
+// open opens an existing run, saying how to create it when there is none. Without --run it
+// takes the only run there is, else the default topology's.
 func (f *runFlags) open(cmd *cobra.Command) (*testbed.Testbed, error) {
-	tb, err := testbed.Open(f.options(cmd, nil))
+	opts := f.options(cmd, nil)
+	if opts.Run == "" {
+		runs, err := testbed.Runs(opts.StateRoot)
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 1 {
+			opts.Run = runs[0]
+		}
+	}
+	tb, err := testbed.Open(opts)
 	if err != nil {
 		return nil, err
 	}

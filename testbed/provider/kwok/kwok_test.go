@@ -16,6 +16,7 @@ import (
 
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/provider/e2e"
+	"github.com/polykube/polykube/testbed/provider/existing"
 	"github.com/polykube/polykube/testbed/provider/kwok"
 	"github.com/polykube/polykube/testbed/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
@@ -98,6 +99,23 @@ addons: []
 		}
 		return p.Status.Phase
 	}).WithTimeout(time.Minute).Should(gomega.Equal(corev1.PodRunning))
+
+	// The existing provider takes the same cluster by its kubeconfig context and creates nothing.
+	existingTop := *top
+	existingTop.Provider = topology.ProviderExisting
+	existingTop.Clusters = []topology.Cluster{top.Clusters[0]}
+	existingTop.Clusters[0].Kubeconfig, existingTop.Clusters[0].Context = kubeconfig, "kwok-onprem-fra"
+	ex := existing.New(provider.Options{Topology: &existingTop})
+	got, err := ex.Create(ctx, existingTop.Clusters[0])
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(got.Context).To(gomega.Equal("kwok-onprem-fra"))
+	g.Expect(ex.Delete(ctx, "onprem-fra")).To(gomega.Succeed())
+	g.Expect(ex.Stop(ctx, "onprem-fra")).To(gomega.MatchError(provider.ErrNotSupported))
+	existingTop.Clusters[0].Context = "nope"
+	_, err = ex.Create(ctx, existingTop.Clusters[0])
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(`context "nope" is not in`)))
+	_, err = cs.Discovery().ServerVersion()
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "the existing provider left the cluster alone")
 
 	// Create again is a no-op that returns the same cluster.
 	again, err := p.Create(ctx, top.Clusters[0])

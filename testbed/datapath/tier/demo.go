@@ -1,0 +1,110 @@
+package tier
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/gitrepo"
+)
+
+// DemoCalls is how many calls each routing probe of the demo makes.
+const DemoCalls = 60
+
+// Demo tells the hermetic demo's story on real clusters, plus routing: the echo Workload and
+// its global ServiceEndpoint are committed to Git; a client in the first cluster calls the
+// global Service; the table shows which cluster answered how many calls; then the last
+// cluster is stopped and the client calls again. Unless keep, it tears down at the end.
+func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
+	say := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
+	top := b.state.Topology
+	if len(top.Clusters) < 2 {
+		return fmt.Errorf("the routing demo needs at least two clusters; the topology has %d", len(top.Clusters))
+	}
+	client, stopped := top.Clusters[0].Name, top.Clusters[len(top.Clusters)-1].Name
+	say("▶ %d sovereign clusters, each with its own API server, Cilium, Flux and Polykube operator,\n  joined by Cilium ClusterMesh. No central control plane.", len(top.Clusters))
+	if err := b.Up(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		switch {
+		case keep || b.opts.DryRun:
+			if !b.opts.DryRun {
+				say("The federation stays up. Tear it down with: polykube-testbed down --provider %s", top.Provider)
+			}
+		case err != nil && b.opts.Retain:
+			say("The demo failed; the federation stays up for debugging (--retain).")
+		default:
+			if derr := b.Down(context.WithoutCancel(ctx)); derr != nil && err == nil {
+				err = derr
+			}
+		}
+	}()
+
+	say("▶ A developer commits the echo Workload (2 replicas in every cluster) and its global\n  ServiceEndpoint to Git. Every echo replica answers with the name of its cluster.")
+	rev, err := b.CommitDir(ctx, filepath.Join(b.opts.SourceDir, "examples", "echo"), datapath.EchoName, "workloads: echo and its global ServiceEndpoint")
+	if err != nil {
+		return err
+	}
+	if err := datapath.WaitApplied(ctx, b.env, rev); err != nil {
+		return err
+	}
+	if err := b.WaitDeployment(ctx, datapath.EchoNamespace, datapath.EchoName); err != nil {
+		return err
+	}
+
+	say("▶ A client in %s calls the global Service %s/%s %d times:", client, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
+	if err := b.probe(ctx, out, client); err != nil {
+		return err
+	}
+
+	say("▶ %s goes dark: its nodes stop.", stopped)
+	if err := b.prov.Stop(ctx, stopped); err != nil {
+		return err
+	}
+	say("▶ The client in %s calls again:", client)
+	if err := b.probe(ctx, out, client); err != nil {
+		return err
+	}
+	say("  The clusters still up answer. Calls routed to %s's last-known backends fail until Cilium\n"+
+		"  drops them: ClusterMesh keeps a disconnected cluster's backends (docs/datapath.md).", stopped)
+	return nil
+}
+
+func (b *Bed) probe(ctx context.Context, out io.Writer, cluster string) error {
+	answers, err := datapath.Call(ctx, b.env, cluster, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
+	if err != nil {
+		return err
+	}
+	if b.opts.DryRun {
+		return nil
+	}
+	datapath.Count(answers, b.state.Topology.ClusterNames()).Print(out)
+	return nil
+}
+
+// CommitDir commits the YAML files of a local directory under workloads/<name>/ and returns
+// the revision.
+func (b *Bed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
+	files, err := gitrepo.WorkloadFiles(dir, name)
+	if err != nil {
+		return "", err
+	}
+	if !b.env.Runner.Note("commit to %s: %s (%s)", b.GitURL(), message, joinKeys(files)) {
+		return "", nil
+	}
+	return gitrepo.Commit(ctx, b.GitURL(), gitrepo.Change{Put: files, Message: message})
+}
+
+func joinKeys(m map[string][]byte) string {
+	out := ""
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			out += ", "
+		}
+		out += k
+	}
+	return out
+}

@@ -1,0 +1,510 @@
+// Package tier brings up and tears down the datapath tier: real clusters (kind or k0s) with
+// Cilium ClusterMesh, Flux following the test bed's Git server, and the Polykube operator
+// running in every cluster from an image built from the repository. `polykube-testbed up
+// --provider kind|k0s` and `demo --provider kind` run it; with --dry-run they print every
+// action and every external command instead.
+package tier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/internal/gobuild"
+	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/provider/k0s"
+	"github.com/polykube/polykube/testbed/provider/kind"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// Provider is what the datapath tier needs of a provider beyond provider.Provider.
+type Provider interface {
+	provider.Provider
+	datapath.ImageLoader
+	// APIServerEndpoint is the API server as the cluster's own nodes reach it.
+	APIServerEndpoint(cluster string) (host string, port int)
+	// DockerNetwork is the Docker network of the nodes, or "" when they are not containers.
+	DockerNetwork() string
+}
+
+var (
+	_ Provider = (*kind.Provider)(nil)
+	_ Provider = (*k0s.Provider)(nil)
+)
+
+// Options configure a datapath run.
+type Options struct {
+	// Topology is what to bring up; its Provider is replaced by Provider when that is set.
+	Topology *topology.Topology
+	// Provider is kind or k0s.
+	Provider string
+	// Dir is the run's state directory.
+	Dir string
+	// SourceDir is the Polykube checkout (Dockerfile, gitops/, operator CRDs).
+	SourceDir string
+	// DryRun prints the plan instead of running it.
+	DryRun bool
+	// Out receives status lines (and the plan).
+	Out io.Writer
+	// K0sHosts is a k0s hosts file: k0s on SSH hosts through k0sctl instead of in Docker.
+	K0sHosts string
+	// GitListen is host:port for the Git server when the nodes are not Docker containers
+	// (k0s on SSH hosts): an address of this host that the hosts reach.
+	GitListen string
+	// SelfBinary is a polykube-testbed binary that can run `serve-git`; "" builds one.
+	SelfBinary string
+	// Retain keeps what was created when Up fails.
+	Retain bool
+	// Runner overrides the runner (tests); nil means execx.Exec or, with DryRun, execx.DryRun.
+	Runner execx.Runner
+}
+
+// State is what a datapath run records in its directory.
+type State struct {
+	Topology *topology.Topology `json:"topology"`
+	K0sHosts string             `json:"k0sHosts,omitempty"`
+	GitAddr  string             `json:"gitAddr,omitempty"`
+	Seeded   string             `json:"seeded,omitempty"`
+	// Operator is the operator Deployment found in the rendered operator base.
+	Operator gitrepo.OperatorObject `json:"operator"`
+}
+
+// Bed is one datapath run.
+type Bed struct {
+	opts  Options
+	state *State
+	prov  Provider
+	env   *datapath.Env
+	procs proc.Dir
+}
+
+// DryRunAnswers are what a dry run pretends the commands that are read from answered.
+var DryRunAnswers = map[string]string{
+	"docker network inspect kind ":          "172.18.0.1 fc00:f853:ccd:e793::1 ",
+	"docker network inspect " + k0s.Network: "172.19.0.1 ",
+	"docker port k0s-":                      "127.0.0.1:<port>\n",
+}
+
+// Open prepares a run: it reads the run's recorded state if there is one, and builds the
+// provider. It creates nothing.
+func Open(opts Options) (*Bed, error) {
+	if opts.Out == nil {
+		opts.Out = os.Stderr
+	}
+	if opts.Runner == nil {
+		if opts.DryRun {
+			opts.Runner = &execx.DryRun{Out: opts.Out, Answers: DryRunAnswers}
+		} else {
+			opts.Runner = execx.Exec{Log: opts.Out}
+		}
+	}
+	st := &State{Topology: opts.Topology, K0sHosts: opts.K0sHosts}
+	if data, err := os.ReadFile(statePath(opts.Dir)); err == nil && !opts.DryRun {
+		var rec State
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return nil, fmt.Errorf("read %s: %w", statePath(opts.Dir), err)
+		}
+		if st.Topology == nil {
+			st = &rec
+		} else {
+			st.GitAddr, st.Seeded, st.Operator = rec.GitAddr, rec.Seeded, rec.Operator
+		}
+	}
+	if st.Topology == nil {
+		return nil, fmt.Errorf("no datapath run in %s: run `polykube-testbed up --provider kind` first", opts.Dir)
+	}
+	top := *st.Topology
+	if opts.Provider != "" {
+		top.Provider = opts.Provider
+	}
+	if err := top.Validate(); err != nil {
+		return nil, err
+	}
+	st.Topology = &top
+	b := &Bed{opts: opts, state: st, procs: proc.Dir(filepath.Join(opts.Dir, "procs"))}
+	popts := provider.Options{Dir: filepath.Join(opts.Dir, "clusters"), Topology: st.Topology, Log: opts.Out}
+	switch top.Provider {
+	case topology.ProviderKind:
+		b.prov = kind.New(popts, kind.Options{Runner: opts.Runner})
+	case topology.ProviderK0s:
+		ko := k0s.Options{Runner: opts.Runner}
+		if st.K0sHosts != "" {
+			hosts, err := k0s.LoadHosts(st.K0sHosts, st.Topology)
+			if err != nil {
+				return nil, err
+			}
+			ko.Mode, ko.Hosts = k0s.ModeSSH, hosts
+		}
+		p, err := k0s.New(popts, ko)
+		if err != nil {
+			return nil, err
+		}
+		b.prov = p
+	default:
+		return nil, fmt.Errorf("provider %q has no datapath; use kind or k0s", top.Provider)
+	}
+	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Out}
+	for i, c := range st.Topology.Clusters {
+		host, port := b.prov.APIServerEndpoint(c.Name)
+		b.env.Members = append(b.env.Members, datapath.Member{
+			Cluster: c, Index: i, APIHost: host, APIPort: port,
+			Kubeconfig: filepath.Join(popts.Dir, c.Name, "kubeconfig"),
+		})
+	}
+	for i := range b.env.Members {
+		cl, err := b.prov.Kubeconfig(context.Background(), b.env.Members[i].Name)
+		if err == nil {
+			b.env.Members[i].Kubeconfig, b.env.Members[i].Context = cl.Kubeconfig, cl.Context
+		}
+	}
+	return b, nil
+}
+
+func statePath(dir string) string { return filepath.Join(dir, "datapath.json") }
+
+// Env is the run's datapath environment (members, runner), for the probe and the harness.
+func (b *Bed) Env() *datapath.Env { return b.env }
+
+// Provider is the run's provider.
+func (b *Bed) Provider() Provider { return b.prov }
+
+// Topology is the run's topology.
+func (b *Bed) Topology() *topology.Topology { return b.state.Topology }
+
+// GitURL is the clone URL of the run's Git repository.
+func (b *Bed) GitURL() string { return gitrepo.URL(b.state.GitAddr) }
+
+func (b *Bed) saveState() error {
+	if b.opts.DryRun {
+		return nil
+	}
+	if err := os.MkdirAll(b.opts.Dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(b.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(statePath(b.opts.Dir), data, 0o644)
+}
+
+// requirements are what the host needs for this run.
+func (b *Bed) requirements() datapath.Requirements {
+	req := datapath.Requirements{Tools: []datapath.Tool{datapath.CiliumCLI, datapath.FluxCLI}}
+	// Docker builds the image either way; it also runs the nodes unless k0s is on SSH hosts.
+	req.Docker = true
+	if b.prov.DockerNetwork() != "" {
+		req.Clusters = len(b.state.Topology.Clusters)
+	} else {
+		req.Tools = append(req.Tools, datapath.K0sctlCLI)
+	}
+	return req
+}
+
+// Up brings the run up. On failure (or Ctrl-C) it deletes what it created unless Retain.
+func (b *Bed) Up(ctx context.Context) (err error) {
+	e := b.env
+	top := b.state.Topology
+	fmt.Fprintf(b.opts.Out, "Bringing up %q: %d %s clusters with Cilium ClusterMesh, Flux and the Polykube operator\n",
+		top.Name, len(top.Clusters), top.Provider)
+	defer func() {
+		if err == nil || b.opts.DryRun {
+			return
+		}
+		if b.opts.Retain {
+			fmt.Fprintf(b.opts.Out, "Keeping what was created for debugging (--retain); remove it with `polykube-testbed down --provider %s`.\n", top.Provider)
+			return
+		}
+		fmt.Fprintln(b.opts.Out, "Up failed; deleting what it created (use --retain to keep it).")
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		if derr := b.Down(dctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("clean up after the failure: %w", derr))
+		}
+	}()
+	steps := []struct {
+		what string
+		fn   func() error
+	}{
+		{"Checking the host", func() error { return b.preflight(ctx) }},
+		{fmt.Sprintf("Creating %d %s clusters", len(top.Clusters), top.Provider), func() error { return b.createClusters(ctx) }},
+		{"Building the Polykube image " + datapath.Image, func() error {
+			return datapath.BuildImage(ctx, e, b.opts.SourceDir, b.imageArchive())
+		}},
+		{"Loading the image into every node", func() error { return datapath.LoadImage(ctx, e, b.prov, b.imageArchive()) }},
+		{"Installing Cilium " + datapath.CiliumVersion, func() error { return datapath.InstallCilium(ctx, e) }},
+		{"Connecting Cilium ClusterMesh", func() error { return datapath.ConnectClusterMesh(ctx, e) }},
+		{"Starting the Git server", func() error { return b.upGit(ctx) }},
+		{"Installing Flux", func() error { return b.upFlux(ctx) }},
+		{"Waiting for the operators", func() error { return b.waitOperators(ctx) }},
+	}
+	for _, s := range steps {
+		if err := e.Step(s.what, s.fn); err != nil {
+			return err
+		}
+	}
+	return b.saveState()
+}
+
+func (b *Bed) imageArchive() string { return filepath.Join(b.opts.Dir, "polykube-image.tar") }
+
+func (b *Bed) preflight(ctx context.Context) error {
+	req := b.requirements()
+	if b.opts.DryRun {
+		var checks []string
+		if req.Docker {
+			checks = append(checks, "docker reachable")
+		}
+		if req.Clusters > 0 {
+			checks = append(checks, fmt.Sprintf("memory for %d clusters", req.Clusters),
+				fmt.Sprintf("fs.inotify.max_user_watches >= %d", datapath.MinInotifyWatches),
+				fmt.Sprintf("fs.inotify.max_user_instances >= %d", datapath.MinInotifyInstances))
+		}
+		for _, t := range req.Tools {
+			checks = append(checks, fmt.Sprintf("%s >= %s (tested with %s)", t.Name, t.Minimum, t.Pinned))
+		}
+		b.env.Runner.Note("check %s", strings.Join(checks, "; "))
+		return nil
+	}
+	r := datapath.Preflight(ctx, datapath.LocalHost(execx.Exec{}), req)
+	r.Print(b.opts.Out)
+	return r.Err()
+}
+
+func (b *Bed) createClusters(ctx context.Context) error {
+	if err := b.saveState(); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	errs := make([]error, len(b.env.Members))
+	sem := make(chan struct{}, 3)
+	if b.opts.DryRun {
+		sem = make(chan struct{}, 1) // a plan reads in topology order
+	}
+	var wg sync.WaitGroup
+	for i := range b.env.Members {
+		m := &b.env.Members[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cl, err := b.prov.Create(ctx, m.Cluster)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
+				return
+			}
+			mu.Lock()
+			m.Kubeconfig, m.Context = cl.Kubeconfig, cl.Context
+			mu.Unlock()
+		}()
+		if b.opts.DryRun {
+			wg.Wait()
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// gitListen is where the Git server listens: a free port on the gateway of the nodes'
+// Docker network, which is an address of this host that pods reach (127.0.0.1 is not: it is
+// each node's own loopback), or GitListen for SSH hosts.
+func (b *Bed) gitListen(ctx context.Context) (string, error) {
+	if b.state.GitAddr != "" {
+		return b.state.GitAddr, nil
+	}
+	network := b.prov.DockerNetwork()
+	if network == "" {
+		if b.opts.GitListen == "" {
+			return "", errors.New("k0s on SSH hosts: give the Git server an address of this host that the hosts reach (--git-listen host:port)")
+		}
+		return b.opts.GitListen, nil
+	}
+	out, err := b.env.Runner.Run(ctx, execx.Command("docker", "network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}"))
+	if err != nil {
+		return "", fmt.Errorf("find the gateway of Docker network %s: %w", network, err)
+	}
+	var gw string
+	for _, f := range strings.Fields(string(out)) {
+		if a, err := netip.ParseAddr(f); err == nil && a.Is4() {
+			gw = f
+			break
+		}
+	}
+	if gw == "" {
+		return "", fmt.Errorf("Docker network %s has no IPv4 gateway (docker network inspect said %q)", network, strings.TrimSpace(string(out)))
+	}
+	if b.opts.DryRun {
+		return gw + ":<port>", nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
+	if err != nil {
+		return "", fmt.Errorf("listen on %s, the gateway of Docker network %s: %w; the datapath tier needs the Docker bridge on this host (Linux; Docker Desktop's VM hides it)", gw, network, err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr, nil
+}
+
+const gitProc = "git-server"
+
+func (b *Bed) upGit(ctx context.Context) error {
+	addr, err := b.gitListen(ctx)
+	if err != nil {
+		return err
+	}
+	b.state.GitAddr = addr
+	root := filepath.Join(b.opts.Dir, "git")
+	self := b.opts.SelfBinary
+	if self == "" {
+		self = "polykube-testbed"
+		if !b.opts.DryRun {
+			if self, err = gobuild.Build(ctx, b.opts.SourceDir, "./testbed/cmd/polykube-testbed", filepath.Join(b.opts.Dir, ".bin")); err != nil {
+				return err
+			}
+		}
+	}
+	spec := proc.Spec{Name: gitProc, Path: self, Args: []string{"serve-git", "--root", root, "--listen", addr}, HealthURL: "http://" + addr + "/healthz"}
+	if b.env.Runner.Note("start the Git server process: %s %s (health %s)", spec.Path, strings.Join(spec.Args, " "), spec.HealthURL) {
+		if err := gitrepo.InitBare(root); err != nil {
+			return err
+		}
+		if _, err := b.procs.Start(spec); err != nil {
+			return err
+		}
+		if err := waitHTTP(ctx, b.env.Topology.Wait(topology.WaitProcess), spec.HealthURL); err != nil {
+			return fmt.Errorf("%w (log: %s)", err, b.procs.LogPath(gitProc))
+		}
+		if err := b.saveState(); err != nil {
+			return err
+		}
+	}
+	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), datapath.Image)
+	if err != nil {
+		return err
+	}
+	b.state.Operator = seed.Deployment
+	if !b.env.Runner.Note("commit to %s: %s", b.GitURL(), strings.Join(sortedKeys(seed.Files), ", ")) {
+		return nil
+	}
+	rev, err := gitrepo.Commit(ctx, b.GitURL(), gitrepo.Change{Put: seed.Files, Message: "testbed: operator base, cluster entry points and roster of " + b.state.Topology.Name})
+	if err != nil {
+		return err
+	}
+	b.state.Seeded = rev
+	return b.saveState()
+}
+
+func (b *Bed) upFlux(ctx context.Context) error {
+	if err := datapath.InstallFlux(ctx, b.env); err != nil {
+		return err
+	}
+	if err := datapath.ApplyFluxObjects(ctx, b.env, b.GitURL()); err != nil {
+		return err
+	}
+	return datapath.WaitApplied(ctx, b.env, b.state.Seeded)
+}
+
+// waitOperators waits until the operator Deployment is available in every cluster.
+func (b *Bed) waitOperators(ctx context.Context) error {
+	d := b.state.Operator
+	return b.WaitDeployment(ctx, d.Namespace, d.Name)
+}
+
+// WaitDeployment waits until a Deployment exists and is fully available in every member.
+func (b *Bed) WaitDeployment(ctx context.Context, namespace, name string) error {
+	if !b.env.Runner.Note("wait until Deployment %s/%s is available in every cluster", namespace, name) {
+		return nil
+	}
+	for _, m := range b.env.Members {
+		cl, err := b.env.Client(m)
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("Deployment %s/%s in %s to be available", namespace, name, m.Name)
+		err = wait.For(ctx, datapath.Waits[datapath.WaitRollout], what, func(ctx context.Context) error {
+			var d appsv1.Deployment
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
+				return err
+			}
+			want := int32(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want || d.Status.UpdatedReplicas < want {
+				return fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, want)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Down deletes the clusters and stops the Git server.
+func (b *Bed) Down(ctx context.Context) error {
+	var errs []error
+	for _, m := range b.env.Members {
+		if err := b.prov.Delete(ctx, m.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if b.env.Runner.Note("stop the Git server and remove %s", b.opts.Dir) {
+		if err := b.procs.StopAll(ctx, b.env.Topology.Wait(topology.WaitProcess)); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) == 0 {
+			errs = append(errs, os.RemoveAll(b.opts.Dir))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func waitHTTP(ctx context.Context, w topology.Wait, url string) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return wait.For(ctx, w, url+" to answer", func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return wait.Stop(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answers %s", url, resp.Status)
+		}
+		return nil
+	})
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
