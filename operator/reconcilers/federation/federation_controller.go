@@ -126,7 +126,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var transitions []metav1.Condition
 	for _, c := range conditions {
 		c.ObservedGeneration = fed.Generation
-		if isTransition(orig.Status.Conditions, c) {
+		// Ready repeats the checks' messages; an event per check says it once.
+		if c.Type != polykubev1alpha1.ReadyCondition && isTransition(orig.Status.Conditions, c) {
 			transitions = append(transitions, c)
 		}
 		meta.SetStatusCondition(&fed.Status.Conditions, c)

@@ -196,8 +196,12 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 
 			warning := "Warning " + tc.wantReason + " " + tc.wantType + ": "
 			g.Eventually(func() int { return fx.count(warning) }).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
-			// The condition does not change any more, so no second event follows.
+			// The condition does not change any more, so no second event follows; Ready, which
+			// repeats the checks, has no events of its own.
 			g.Consistently(func() int { return fx.count(warning) }).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+			for _, e := range fx.all() {
+				g.Expect(e).NotTo(ContainSubstring(" Ready: "))
+			}
 		})
 	}
 }
