@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -56,6 +57,17 @@ func (e *Env) Start(tb testing.TB) (*rest.Config, client.Client) {
 	return e.env.Config, e.client
 }
 
+// AddUser returns a config that authenticates as user (RBAC applies to it: the API server runs
+// with --authorization-mode=RBAC). Start must have been called.
+func (e *Env) AddUser(tb testing.TB, user envtest.User) *rest.Config {
+	tb.Helper()
+	u, err := e.env.AddUser(user, e.env.Config)
+	if err != nil {
+		tb.Fatalf("add API user %s: %v", user.Name, err)
+	}
+	return u.Config()
+}
+
 // Stop stops the API server if it was started.
 func (e *Env) Stop() {
 	if e.env != nil {
@@ -82,6 +94,11 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// LogTo also receives the log (the log is always captured in memory).
 	LogTo io.Writer
+	// LeaderElect and LeaderElectionNamespace are passed on to setup.Options.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// MetricsBindAddress and HealthProbeBindAddress default to "0" (disabled).
+	MetricsBindAddress, HealthProbeBindAddress string
 }
 
 // StartOperator starts the operator for clusterName and stops it when the test ends.
@@ -107,8 +124,10 @@ func StartOperator(tb testing.TB, cfg *rest.Config, clusterName string, opts Opt
 	logger := zap.New(zap.WriteTo(out), zap.Level(zapcore.Level(-10)))
 	mgr, err := setup.New(o.Writes.Wrap(cfg), setup.Options{
 		ClusterName:                  clusterName,
-		MetricsBindAddress:           "0",
-		HealthProbeBindAddress:       "0",
+		MetricsBindAddress:           orDefault(opts.MetricsBindAddress, "0"),
+		HealthProbeBindAddress:       orDefault(opts.HealthProbeBindAddress, "0"),
+		LeaderElect:                  opts.LeaderElect,
+		LeaderElectionNamespace:      opts.LeaderElectionNamespace,
 		SecretRecheckInterval:        opts.SecretRecheckInterval,
 		MaxConcurrentReconciles:      opts.MaxConcurrentReconciles,
 		Logger:                       logger,
@@ -173,6 +192,13 @@ func Namespace(tb testing.TB, c client.Client, prefix string) string {
 		tb.Fatalf("create namespace: %v", err)
 	}
 	return ns.Name
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 type syncBuffer struct {
