@@ -164,7 +164,10 @@ func TestOperator_RunsWithTheRBACOfTheGitopsBase(t *testing.T) {
 	Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
 	Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 
-	Eventually(func() (string, error) { _, body, err := httpGet("http://" + metricsAddr + "/metrics"); return body, err }).
+	Eventually(func() (string, error) {
+		_, body, err := httpGet("http://" + metricsAddr + "/metrics")
+		return body, err
+	}).
 		WithTimeout(30 * time.Second).Should(And(
 		ContainSubstring(fmt.Sprintf(`polykube_workload_desired_replicas{namespace=%q,workload="api"} 2`, ns)),
 		ContainSubstring(fmt.Sprintf(`polykube_workload_ready_replicas{namespace=%q,workload="api"} 0`, ns)),
