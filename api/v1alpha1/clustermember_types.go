@@ -7,7 +7,7 @@ import (
 // ClusterMemberSpec describes one member cluster of a federation: where it runs and the network
 // facts that Cilium ClusterMesh needs. The object's name is the cluster's name.
 //
-// +kubebuilder:validation:XValidation:rule="self.network.type != 'netmaker' || (has(self.network.endpoint) && self.network.endpoint != ”)",message="spec.network.endpoint is required when spec.network.type is netmaker"
+// +kubebuilder:validation:XValidation:rule="self.network.type != 'netmaker' || (has(self.network.endpoint) && self.network.endpoint.size() > 0)",message="spec.network.endpoint is required when spec.network.type is netmaker"
 type ClusterMemberSpec struct {
 	// Provider is where the cluster runs.
 	// +required
