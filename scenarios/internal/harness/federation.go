@@ -46,11 +46,11 @@ type Federation interface {
 
 // Git is the repository Flux delivers from.
 type Git interface {
-	// Commit writes files (path → content; nil content removes the path) in one commit and
-	// returns the new revision.
-	Commit(ctx context.Context, message string, files map[string][]byte) (string, error)
-	// Dir is the directory of the repository that every cluster's Kustomization applies,
-	// recursively; scenarios write their manifests under it.
+	// Commit writes the files in put and deletes the paths (files or directories) in remove,
+	// in one commit, and returns the new revision as Flux reports it.
+	Commit(ctx context.Context, message string, put map[string][]byte, remove []string) (string, error)
+	// Dir is the directory of the repository whose subdirectories every cluster's Flux
+	// applies, each through its own kustomization.yaml; a scenario owns one subdirectory.
 	Dir() string
 	// AppliedRevision is the revision cluster's Flux Kustomization last applied (empty when
 	// none), and whether its last fetch from Git succeeded.

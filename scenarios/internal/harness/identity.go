@@ -34,14 +34,12 @@ type readerCache struct {
 	cfg map[string]*rest.Config
 }
 
-var readers = readerCache{cfg: map[string]*rest.Config{}}
-
 // ReaderConfig returns the status-reader identity of a cluster: a token of a ServiceAccount
 // bound only to the shipped polykube-status ClusterRole. It is made once per cluster and run.
 func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Config, error) {
-	readers.mu.Lock()
-	defer readers.mu.Unlock()
-	if cfg, ok := readers.cfg[cluster]; ok {
+	sc.readers.mu.Lock()
+	defer sc.readers.mu.Unlock()
+	if cfg, ok := sc.readers.cfg[cluster]; ok {
 		return cfg, nil
 	}
 	admin, err := sc.Fed.AdminConfig(cluster)
@@ -78,7 +76,7 @@ func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Con
 		return nil, fmt.Errorf("request a token for %s/%s in cluster %q: %w", StatusReaderNamespace, StatusReaderName, cluster, err)
 	}
 	cfg := withCredentialsOf(admin, &rest.Config{BearerToken: tok.Status.Token})
-	readers.cfg[cluster] = cfg
+	sc.readers.cfg[cluster] = cfg
 	return cfg, nil
 }
 

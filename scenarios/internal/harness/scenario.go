@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -26,11 +27,13 @@ type Suite struct {
 	Config  *Config
 	Fed     Federation
 	Clients *Clients
+	// readers caches the status-reader identity per cluster.
+	readers readerCache
 }
 
 // NewSuite wraps a running federation.
 func NewSuite(cfg *Config, fed Federation) *Suite {
-	return &Suite{Config: cfg, Fed: fed, Clients: NewClients(fed)}
+	return &Suite{Config: cfg, Fed: fed, Clients: NewClients(fed), readers: readerCache{cfg: map[string]*rest.Config{}}}
 }
 
 // Scenario is the state of one running scenario. Steps find it in their context.Context;
@@ -45,8 +48,8 @@ type Scenario struct {
 	Workloads map[string]*polykubev1alpha1.Workload
 	// Revision is the last Git revision this scenario committed.
 	Revision string
-	// gitFiles are the repository paths the scenario wrote.
-	gitFiles map[string]bool
+	// gitFiles are the files of the scenario's directory in Git, by name.
+	gitFiles map[string][]byte
 	// clusterScoped are the cluster-scoped objects the scenario applied, to delete afterwards.
 	clusterScoped []*unstructured.Unstructured
 	// heal undoes injected faults, last first.
@@ -80,7 +83,7 @@ func (s *Suite) NewScenario(name string) *Scenario {
 		Name:        name,
 		Namespace:   "pk-" + hex.EncodeToString(b),
 		Workloads:   map[string]*polykubev1alpha1.Workload{},
-		gitFiles:    map[string]bool{},
+		gitFiles:    map[string][]byte{},
 		before:      map[string]ObjectSnapshot{},
 		deployments: map[string]*deploymentHistory{},
 	}
@@ -118,11 +121,8 @@ func (sc *Scenario) Teardown(ctx context.Context) error {
 	}
 	sc.heal = nil
 	if len(sc.gitFiles) > 0 {
-		files := map[string][]byte{}
-		for p := range sc.gitFiles {
-			files[p] = nil
-		}
-		rev, err := sc.Fed.Git().Commit(ctx, "scenarios: remove "+sc.Namespace, files)
+		sc.gitFiles = map[string][]byte{}
+		rev, err := sc.Fed.Git().Commit(ctx, "scenarios: remove "+sc.Namespace, nil, []string{sc.gitDir()})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("remove the scenario's files from Git: %w", err))
 		} else {
@@ -133,7 +133,6 @@ func (sc *Scenario) Teardown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
-		sc.gitFiles = map[string]bool{}
 	}
 	for _, cl := range sc.Fed.Clusters() {
 		c, err := sc.Clients.Admin(cl)
@@ -190,23 +189,44 @@ func (sc *Scenario) forEachCluster(ctx context.Context, clusters []string, fn fu
 	return errors.Join(errs...)
 }
 
-// gitPath is where a scenario object lives in the repository.
-func (sc *Scenario) gitPath(kind, name string) string {
-	return path.Join(sc.Fed.Git().Dir(), sc.Namespace, strings.ToLower(kind)+"-"+name+".yaml")
-}
+// gitDir is the scenario's directory in the repository.
+func (sc *Scenario) gitDir() string { return path.Join(sc.Fed.Git().Dir(), sc.Namespace) }
 
-// commit writes (or, with nil content, removes) files in one commit and remembers the revision.
+// gitName is the file name of a scenario object in its directory.
+func gitName(kind, name string) string { return strings.ToLower(kind) + "-" + name + ".yaml" }
+
+// commit changes files of the scenario's directory (nil content removes one) in one commit,
+// rewriting the directory's kustomization.yaml to list exactly its files, or removing the
+// directory when no file is left. It remembers the revision.
 func (sc *Scenario) commit(ctx context.Context, message string, files map[string][]byte) error {
-	rev, err := sc.Fed.Git().Commit(ctx, message, files)
+	for name, data := range files {
+		if data == nil {
+			delete(sc.gitFiles, name)
+		} else {
+			sc.gitFiles[name] = data
+		}
+	}
+	dir := sc.gitDir()
+	var put map[string][]byte
+	var remove []string
+	if len(sc.gitFiles) == 0 {
+		remove = []string{dir}
+	} else {
+		put = map[string][]byte{}
+		names := sortedKeys(sc.gitFiles)
+		for _, n := range names {
+			put[path.Join(dir, n)] = sc.gitFiles[n]
+		}
+		put[path.Join(dir, "kustomization.yaml")] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + strings.Join(names, "\n  - ") + "\n")
+		for n := range files {
+			if files[n] == nil {
+				remove = append(remove, path.Join(dir, n))
+			}
+		}
+	}
+	rev, err := sc.Fed.Git().Commit(ctx, message, put, remove)
 	if err != nil {
 		return fmt.Errorf("commit to Git (%s): %w", message, err)
-	}
-	for p, data := range files {
-		if data == nil {
-			delete(sc.gitFiles, p)
-		} else {
-			sc.gitFiles[p] = true
-		}
 	}
 	sc.Revision = rev
 	return nil

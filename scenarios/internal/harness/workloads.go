@@ -72,13 +72,13 @@ func (sc *Scenario) CommitWorkload(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("encode Workload %s: %w", name, err)
 	}
-	return sc.commit(ctx, fmt.Sprintf("scenarios: Workload %s/%s", sc.Namespace, name), map[string][]byte{sc.gitPath("Workload", name): data})
+	return sc.commit(ctx, fmt.Sprintf("scenarios: Workload %s/%s", sc.Namespace, name), map[string][]byte{gitName("Workload", name): data})
 }
 
 // RemoveWorkload removes the Workload's manifest from Git.
 func (sc *Scenario) RemoveWorkload(ctx context.Context, name string) error {
-	p := sc.gitPath("Workload", name)
-	if !sc.gitFiles[p] {
+	p := gitName("Workload", name)
+	if _, ok := sc.gitFiles[p]; !ok {
 		return fmt.Errorf("the scenario never committed the Workload %q to Git", name)
 	}
 	return sc.commit(ctx, fmt.Sprintf("scenarios: remove Workload %s/%s", sc.Namespace, name), map[string][]byte{p: nil})
@@ -487,5 +487,5 @@ func (sc *Scenario) CommitManifest(ctx context.Context, kind, name string, obj a
 	if err != nil {
 		return fmt.Errorf("encode %s %s: %w", kind, name, err)
 	}
-	return sc.commit(ctx, fmt.Sprintf("scenarios: %s %s/%s", kind, sc.Namespace, name), map[string][]byte{sc.gitPath(kind, name): data})
+	return sc.commit(ctx, fmt.Sprintf("scenarios: %s %s/%s", kind, sc.Namespace, name), map[string][]byte{gitName(kind, name): data})
 }

@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+func init() { Open = openTestbed }
+
+// RunName is the test-bed run the suite brings up and shares between its scenarios.
+const RunName = "scenarios"
+
+// openTestbed brings the topology up as the test-bed run "scenarios" (reusing it when it is
+// up already) and adapts it to Federation.
+func openTestbed(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
+	tb, err := testbed.Open(testbed.Options{Topology: top, Run: RunName, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := tb.Up(ctx, testbed.UpOptions{}); err != nil {
+		return nil, err
+	}
+	p, err := tb.Provider()
+	if err != nil {
+		return nil, err
+	}
+	return &testbedFederation{tb: tb, provider: p}, nil
+}
+
+type testbedFederation struct {
+	tb       *testbed.Testbed
+	provider provider.Provider
+}
+
+func (f *testbedFederation) Provider() string { return f.provider.Name() }
+
+func (f *testbedFederation) Capabilities() []string {
+	var out []string
+	for _, c := range f.provider.Capabilities() {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+func (f *testbedFederation) Clusters() []string { return f.tb.Topology().ClusterNames() }
+
+func (f *testbedFederation) AdminConfig(cluster string) (*rest.Config, error) {
+	c, err := f.tb.Cluster(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.RESTConfig()
+}
+
+func (f *testbedFederation) OperatorConfig(cluster string) (*rest.Config, error) {
+	path := f.tb.OperatorKubeconfig(cluster)
+	if path == "" {
+		return nil, fmt.Errorf("the test bed runs no operator for cluster %q", cluster)
+	}
+	return provider.RESTConfig(path, "")
+}
+
+func (f *testbedFederation) Git() Git       { return testbedGit{f} }
+func (f *testbedFederation) Faults() Faults { return testbedFaults{f.tb} }
+
+func (f *testbedFederation) Diagnose(ctx context.Context, dir string) (string, error) {
+	return dir, f.tb.CollectLogs(ctx, dir)
+}
+
+func (f *testbedFederation) Close(ctx context.Context) error { return f.tb.Down(ctx) }
+
+type testbedGit struct{ f *testbedFederation }
+
+func (g testbedGit) Commit(ctx context.Context, message string, put map[string][]byte, remove []string) (string, error) {
+	return g.f.tb.Commit(ctx, gitrepo.Change{Put: put, Remove: remove, Message: message})
+}
+
+func (g testbedGit) Dir() string { return gitrepo.WorkloadsDir }
+
+var (
+	kustomizationGVK = schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"}
+	gitRepositoryGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"}
+)
+
+// AppliedRevision reads the cluster's Flux Kustomization and GitRepository.
+func (g testbedGit) AppliedRevision(ctx context.Context, cluster string) (string, bool, error) {
+	c, err := g.f.tb.Client(cluster)
+	if err != nil {
+		return "", false, err
+	}
+	key := client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	if err := c.Get(ctx, key, ks); err != nil {
+		return "", false, fmt.Errorf("get Kustomization %s: %w", key, err)
+	}
+	rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
+	repo := &unstructured.Unstructured{}
+	repo.SetGroupVersionKind(gitRepositoryGVK)
+	if err := c.Get(ctx, key, repo); err != nil {
+		return rev, false, fmt.Errorf("get GitRepository %s: %w", key, err)
+	}
+	return rev, readyTrue(repo), nil
+}
+
+// readyTrue reports whether an unstructured object's Ready condition is True.
+func readyTrue(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == "Ready" {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
+
+type testbedFaults struct{ tb *testbed.Testbed }
+
+func (t testbedFaults) StopAPIServer(ctx context.Context, cluster string) error {
+	return t.tb.Break(ctx, testbed.FaultAPIServer, cluster)
+}
+func (t testbedFaults) StartAPIServer(ctx context.Context, cluster string) error {
+	return t.tb.Repair(ctx, testbed.FaultAPIServer, cluster)
+}
+func (t testbedFaults) KillOperator(ctx context.Context, cluster string) error {
+	return t.tb.Break(ctx, testbed.FaultOperator, cluster)
+}
+func (t testbedFaults) RestartOperator(ctx context.Context, cluster string) error {
+	return t.tb.Repair(ctx, testbed.FaultOperator, cluster)
+}
+func (t testbedFaults) StopGit(ctx context.Context) error {
+	return t.tb.Break(ctx, testbed.FaultGit, "")
+}
+func (t testbedFaults) StartGit(ctx context.Context) error {
+	return t.tb.Repair(ctx, testbed.FaultGit, "")
+}

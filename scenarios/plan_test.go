@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/polykube/polykube/scenarios/internal/harness"
+)
+
+func TestPlanRun(t *testing.T) {
+	pickles := []harness.Pickle{
+		{Name: "h", Tags: []string{"@hermetic"}},
+		{Name: "s", Tags: []string{"@hermetic", "@slow"}},
+		{Name: "w", Tags: []string{"@hermetic", "@wip"}, WIPReason: "testbed"},
+		{Name: "d", Tags: []string{"@datapath"}},
+	}
+	tests := []struct {
+		tags, provider string
+		caps           []string
+		wantTags       string
+		wantRun        int
+		wantNotRun     []string
+	}{
+		{"", "kwok", nil, "~@datapath && ~@wip", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)"}},
+		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)"}},
+		{"@wip", "kwok", nil, "@wip && ~@datapath", 1, nil},
+		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@wip", 1, nil},
+		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip", 0, nil},
+	}
+	for _, tt := range tests {
+		p := planRun(pickles, tt.tags, tt.provider, tt.caps)
+		if p.tags != tt.wantTags || p.toRun != tt.wantRun || len(p.notRun) != len(tt.wantNotRun) {
+			t.Errorf("planRun(%q, %s) = tags %q, %d to run, not run %v; want %q, %d, %v", tt.tags, tt.provider, p.tags, p.toRun, p.notRun, tt.wantTags, tt.wantRun, tt.wantNotRun)
+			continue
+		}
+		for i, n := range p.notRun {
+			if n.reason != tt.wantNotRun[i] {
+				t.Errorf("planRun(%q): not run reason %q, want %q", tt.tags, n.reason, tt.wantNotRun[i])
+			}
+		}
+		// What godog will run must be exactly what the plan counts.
+		ran := 0
+		for _, pk := range pickles {
+			if harness.MatchTags(p.tags, pk.Tags) {
+				ran++
+			}
+		}
+		if ran != tt.wantRun {
+			t.Errorf("planRun(%q): the expression %q selects %d, the plan counts %d", tt.tags, p.tags, ran, tt.wantRun)
+		}
+	}
+}
+
+func TestQuotedList(t *testing.T) {
+	got, err := quotedList(`"alpha", "beta" and "gamma"`)
+	if err != nil || len(got) != 3 || got[2] != "gamma" {
+		t.Errorf("quotedList = %v, %v", got, err)
+	}
+	if _, err := quotedList(`alpha and beta`); err == nil {
+		t.Error("quotedList accepted names without quotes")
+	}
+}

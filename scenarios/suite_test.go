@@ -1,0 +1,293 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/polykube/polykube/scenarios/internal/harness"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// opts are godog's options; --godog.tags, --godog.random, --godog.format … override them.
+var opts = godog.Options{
+	Format:    "pretty",
+	Strict:    true, // undefined or pending steps fail
+	Randomize: -1,   // a random order, seed printed; --godog.random=SEED repeats one
+}
+
+// The godog flags go on the standard flag set that `go test` parses, beside -test.*:
+// godog.BindCommandLineFlags binds them to pflag, whose Parse leaves go test's own flags
+// (-test.run, -test.v) unset.
+func init() { godog.BindFlags("godog.", flag.CommandLine, &opts) }
+
+// configFile is the suite's one place for timeouts and the topology.
+const configFile = "config.yaml"
+
+// TestFeatures runs the features in ../features with godog, each scenario a subtest. It brings
+// up the shared federation only when a selected scenario needs it.
+func TestFeatures(t *testing.T) {
+	start := time.Now()
+	cfg, err := harness.LoadConfig(configFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topology.Load(cfg.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pickles, err := harness.LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planRun(pickles, opts.Tags, top.Provider, harness.ProviderCapabilities(top.Provider))
+
+	artifacts, err := artifactsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := opts
+	run.TestingT = t
+	run.Paths = []string{featuresDir}
+	run.Tags = plan.tags
+	run.Format = withReports(run.Format, artifacts)
+	fmt.Printf("scenarios: %d selected to run, %d not run; provider %s; seed %d (--godog.random=%[4]d repeats the order); reports in %s\n",
+		plan.toRun, len(plan.notRun), top.Provider, seedOf(run.Randomize), artifacts)
+	if run.Randomize == -1 {
+		run.Randomize = seedOf(-1)
+	}
+
+	results := &results{}
+	var suite *harness.Suite
+	if plan.toRun > 0 {
+		fed, err := bringUp(t, cfg, top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suite = harness.NewSuite(cfg, fed)
+	}
+	status := godog.TestSuite{
+		Name:                "polykube",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) { initScenario(sc, suite, artifacts, results) },
+		Options:             &run,
+	}.Run()
+
+	summary := results.summary(plan.notRun, time.Since(start))
+	fmt.Print(summary)
+	if err := os.WriteFile(filepath.Join(artifacts, "summary.txt"), []byte(summary), 0o644); err != nil {
+		t.Errorf("write the summary: %v", err)
+	}
+	if status != 0 && !t.Failed() {
+		t.Errorf("godog exited with status %d (a usage or report error)", status)
+	}
+}
+
+// bringUp brings up the shared federation once, within the bring-up wait, and tears it down
+// when the test ends.
+func bringUp(t *testing.T, cfg *harness.Config, top *topology.Topology) (harness.Federation, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Wait(harness.WaitBringUp).Timeout.Duration)
+	defer cancel()
+	fed, err := harness.Open(ctx, top, os.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("bring up the federation of %s: %w", cfg.Topology, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Wait(harness.WaitCleanup).Timeout.Duration)
+		defer cancel()
+		if err := fed.Close(ctx); err != nil {
+			t.Errorf("tear down the federation: %v", err)
+		}
+	})
+	return fed, nil
+}
+
+type scenarioCancelKey struct{}
+
+// initScenario binds the steps and the hooks that give each scenario its own state, heal its
+// faults and clean up after it, and attach diagnostics when it fails.
+func initScenario(sc *godog.ScenarioContext, suite *harness.Suite, artifacts string, res *results) {
+	Bind(sc)
+	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+		if suite == nil {
+			return ctx, errors.New("the federation is not up: this scenario was not expected to run (check the tags)")
+		}
+		s := suite.NewScenario(p.Name)
+		ctx, cancel := context.WithTimeout(ctx, suite.Config.Wait(harness.WaitScenario).Timeout.Duration)
+		ctx = context.WithValue(ctx, scenarioCancelKey{}, cancel)
+		ctx = WithScenario(ctx, s)
+		if err := s.Setup(ctx); err != nil {
+			return ctx, fmt.Errorf("set up the scenario's namespace %s: %w", s.Namespace, err)
+		}
+		return ctx, nil
+	})
+	sc.After(func(ctx context.Context, p *godog.Scenario, err error) (context.Context, error) {
+		if cancel, ok := ctx.Value(scenarioCancelKey{}).(context.CancelFunc); ok {
+			defer cancel()
+		}
+		s, serr := scenario(ctx)
+		if serr == nil && err != nil {
+			ctx = attachDiagnostics(ctx, s, p, artifacts)
+		}
+		if serr == nil {
+			tctx, cancel := context.WithTimeout(context.Background(), s.Config.Wait(harness.WaitCleanup).Timeout.Duration)
+			defer cancel()
+			if terr := s.Teardown(tctx); terr != nil {
+				err = errors.Join(err, fmt.Errorf("tear down the scenario (heal faults, remove from Git, delete namespace %s): %w", s.Namespace, terr))
+			}
+		}
+		res.add(p, err)
+		return ctx, err
+	})
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// attachDiagnostics writes the test bed's diagnostics bundle beside the reports and references
+// it from the failing scenario (cucumber JSON attachment and test log).
+func attachDiagnostics(ctx context.Context, s *harness.Scenario, p *godog.Scenario, artifacts string) context.Context {
+	dir := filepath.Join(artifacts, "diagnostics", strings.Trim(unsafeChars.ReplaceAllString(p.Name, "-"), "-")+"-"+s.Namespace)
+	dctx, cancel := context.WithTimeout(context.Background(), s.Config.Wait(harness.WaitDiagnostics).Timeout.Duration)
+	defer cancel()
+	bundle, err := s.Fed.Diagnose(dctx, dir)
+	note := fmt.Sprintf("diagnostics bundle of scenario %q (namespace %s): %s", p.Name, s.Namespace, bundle)
+	if err != nil {
+		note = fmt.Sprintf("diagnostics bundle of scenario %q (namespace %s) at %s is incomplete: %v", p.Name, s.Namespace, dir, err)
+	}
+	godog.Logf(ctx, "%s", note)
+	return godog.Attach(ctx, godog.Attachment{FileName: "diagnostics.txt", MediaType: "text/plain", Body: []byte(note + "\n")})
+}
+
+// runPlan is what a run selects: the effective tag expression, how many scenarios it runs,
+// and those it does not run, each with the reason.
+type runPlan struct {
+	tags   string
+	toRun  int
+	notRun []notRun
+}
+
+type notRun struct {
+	name, location, reason string
+}
+
+// planRun narrows the user's tag expression: @datapath scenarios are not run on a provider
+// without the datapath capability, and @wip scenarios are not run unless asked for by tag.
+// Everything it leaves out that the user's expression selected is reported, never dropped.
+func planRun(pickles []harness.Pickle, userTags, provider string, caps []string) runPlan {
+	plan := runPlan{tags: userTags}
+	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
+	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
+	if !hasDatapath {
+		plan.tags = harness.AndNot(plan.tags, "@datapath")
+	}
+	if !wantsWIP {
+		plan.tags = harness.AndNot(plan.tags, "@wip")
+	}
+	for _, p := range pickles {
+		if !harness.MatchTags(userTags, p.Tags) {
+			continue
+		}
+		switch {
+		case p.HasTag("@datapath") && !hasDatapath:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
+		case p.HasTag("@wip") && !wantsWIP:
+			reason := p.WIPReason
+			if reason == "" {
+				reason = "no reason given; add a \"# wip: …\" comment above the tag"
+			}
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
+		default:
+			plan.toRun++
+		}
+	}
+	return plan
+}
+
+// withReports adds the JUnit and cucumber JSON reports in dir to a godog format list, unless
+// the list already writes them.
+func withReports(format, dir string) string {
+	if !strings.Contains(format, "junit") {
+		format += ",junit:" + filepath.Join(dir, "junit.xml")
+	}
+	if !strings.Contains(format, "cucumber") {
+		format += ",cucumber:" + filepath.Join(dir, "cucumber.json")
+	}
+	return format
+}
+
+// artifactsDir is $ARTIFACTS/scenarios, or _artifacts/scenarios at the repository root.
+func artifactsDir() (string, error) {
+	base := os.Getenv("ARTIFACTS")
+	if base == "" {
+		base = filepath.Join("..", "_artifacts")
+	}
+	dir, err := filepath.Abs(filepath.Join(base, "scenarios"))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create the artifacts directory: %w", err)
+	}
+	return dir, nil
+}
+
+var (
+	seedOnce sync.Once
+	seed     int64
+)
+
+// seedOf resolves godog's "pick a seed" (-1) once, so the printed seed is the one used.
+func seedOf(r int64) int64 {
+	if r != -1 {
+		return r
+	}
+	seedOnce.Do(func() { seed = time.Now().UnixNano()%99998 + 1 })
+	return seed
+}
+
+// results counts scenario outcomes as the After hook sees them.
+type results struct {
+	mu     sync.Mutex
+	passed []string
+	failed []string
+}
+
+func (r *results) add(p *godog.Scenario, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := fmt.Sprintf("%s (%s)", p.Name, filepath.Base(p.Uri))
+	if err != nil {
+		r.failed = append(r.failed, name+": "+firstLine(err.Error()))
+	} else {
+		r.passed = append(r.passed, name)
+	}
+}
+
+func (r *results) summary(notRun []notRun, wall time.Duration) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nscenario suite: %d passed, %d failed, %d not run in %s\n", len(r.passed), len(r.failed), len(notRun), wall.Round(time.Millisecond))
+	for _, f := range r.failed {
+		fmt.Fprintf(&b, "  failed: %s\n", f)
+	}
+	for _, n := range notRun {
+		fmt.Fprintf(&b, "  not run: %s — %s (%s)\n", n.reason, n.name, n.location)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
