@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -62,7 +63,13 @@ func TestRun_UsageErrors(t *testing.T) {
 			res := runAs("polykube-status", tt.args...)
 			g.Expect(res.code).To(Equal(status.ExitUsage), "stderr: %s", res.stderr)
 			g.Expect(res.stderr).To(ContainSubstring(tt.want))
-			g.Expect(res.stderr).To(ContainSubstring("Run 'polykube-status --help' for usage."))
+			cmd := "polykube-status"
+			for _, sub := range []string{"plan", "federation"} {
+				if slices.Contains(tt.args, sub) {
+					cmd += " " + sub
+				}
+			}
+			g.Expect(res.stderr).To(ContainSubstring("Run '" + cmd + " --help' for usage."))
 			g.Expect(res.stdout).To(BeEmpty())
 		})
 	}

@@ -44,9 +44,10 @@ type cli struct {
 	namespace     string
 	allNamespaces bool
 
-	planFiles   []string
-	planCluster string
-	planDiff    bool
+	planFiles     []string
+	planCluster   string
+	planDiff      bool
+	planKustomize bool
 }
 
 // run executes the command line args (args[0] is the program name) and returns the exit code.
@@ -64,12 +65,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	root.SetArgs(rest)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	switch {
 	case err == nil:
 		return c.exitCode
 	case status.IsUsage(err):
-		fmt.Fprintf(stderr, "Error: %v\nRun '%s --help' for usage.\n", err, name)
+		path := name
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "Error: %v\nRun '%s --help' for usage.\n", err, path)
 		return status.ExitUsage
 	default:
 		fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -88,8 +93,9 @@ func useColor(stdout io.Writer, getenv func(string) string) bool {
 
 func (c *cli) rootCommand(name string) *cobra.Command {
 	root := &cobra.Command{
-		Use:   name + " [WORKLOAD...] (--context NAME... | --contexts-file FILE | --all-contexts)",
-		Short: "Read-only status of Polykube Workloads across clusters",
+		Use:         "polykube-status [WORKLOAD...] (--context NAME... | --contexts-file FILE | --all-contexts)",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
+		Short:       "Read-only status of Polykube Workloads across clusters",
 		Long: `Queries every named kubeconfig context in parallel (each with its own --timeout), merges the
 status each cluster's operator wrote, and flags where the clusters disagree. It only reads
 (get/list): bind the ClusterRole polykube-status-reader (gitops/status-reader) to its users.
@@ -195,6 +201,9 @@ ignored) and computes each Workload's allocation with the same function the oper
 With --diff OLD NEW (two files or directories, for example two git checkouts) it shows which
 replicas move per workload per cluster.
 
+With --kustomize (-k) every path is a kustomization directory, rendered as Flux's
+kustomize-controller would before planning (without Flux's post-build variable substitution).
+
 Workloads without metadata.namespace are planned in --namespace (default "default"): the
 allocation's tie-break depends on namespace/name, so set it to where Flux applies them.
 
@@ -202,7 +211,8 @@ Exit codes: 0 every Workload is valid; 2 usage error; 6 an invalid Workload (its
 number and the reason are printed); 1 internal error.`,
 		Example: `  polykube-status plan -f gitops/workloads
   polykube-status plan -f billing.yaml --cluster beta -o json
-  polykube-status plan --diff /tmp/main/gitops/workloads gitops/workloads`,
+  polykube-status plan --diff /tmp/main/gitops/workloads gitops/workloads
+  polykube-status plan -k -f examples/aws-gcp/gitops/workloads/production`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := status.ValidateFormat(c.output); err != nil {
@@ -211,7 +221,7 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.contexts) > 0 || c.contextsFile != "" || c.allContexts {
 				return status.Usagef("plan reads manifests only and never contacts a cluster: drop --context, --contexts-file and --all-contexts")
 			}
-			opts := status.LoadOptions{DefaultNamespace: c.namespace}
+			opts := status.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize}
 			if c.allNamespaces {
 				return status.Usagef("--all-namespaces has no meaning for plan: manifests carry their namespace, or get --namespace")
 			}
@@ -244,6 +254,7 @@ number and the reason are printed); 1 internal error.`,
 	cmd.Flags().StringArrayVarP(&c.planFiles, "filename", "f", nil, "manifest file or directory (repeatable)")
 	cmd.Flags().StringVar(&c.planCluster, "cluster", "", "show only this cluster's replicas")
 	cmd.Flags().BoolVar(&c.planDiff, "diff", false, "compare the plans of two paths: plan --diff OLD NEW")
+	cmd.Flags().BoolVarP(&c.planKustomize, "kustomize", "k", false, "treat every path as a kustomization directory and plan its `kustomize build` output")
 	return cmd
 }
 

@@ -15,6 +15,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -85,6 +88,9 @@ type LoadOptions struct {
 	// DefaultNamespace is used for Workloads without metadata.namespace (the allocation's
 	// tie-break depends on namespace/name, so it matters).
 	DefaultNamespace string
+	// Kustomize renders every path as a kustomization directory (kustomize build) before
+	// reading it, as Flux's kustomize-controller would. Flux post-build substitution is not done.
+	Kustomize bool
 }
 
 // LoadWorkloads reads every .yaml, .yml and .json file under paths (directories recursively,
@@ -94,6 +100,9 @@ type LoadOptions struct {
 func LoadWorkloads(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest, error) {
 	if opts.DefaultNamespace == "" {
 		opts.DefaultNamespace = "default"
+	}
+	if opts.Kustomize {
+		return loadKustomizations(paths, opts)
 	}
 	var files []string
 	for _, p := range paths {
@@ -493,4 +502,31 @@ func sortInvalid(iv []InvalidManifest) {
 		}
 		return da < db
 	})
+}
+
+// loadKustomizations renders each path with kustomize and reads the Workloads of the result.
+func loadKustomizations(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest, error) {
+	var out []PlannedWorkloadSource
+	var invalid []InvalidManifest
+	// Like Flux's kustomize-controller: files may come from outside the kustomization root.
+	ko := krusty.MakeDefaultOptions()
+	ko.LoadRestrictions = kustypes.LoadRestrictionsNone
+	k := krusty.MakeKustomizer(ko)
+	for _, p := range paths {
+		if info, err := os.Stat(p); err != nil || !info.IsDir() {
+			return nil, nil, Usagef("--kustomize needs kustomization directories; %s is not one", p)
+		}
+		res, err := k.Run(filesys.MakeFsOnDisk(), p)
+		if err != nil {
+			return nil, nil, Usagef("kustomize build %s: %v", p, err)
+		}
+		data, err := res.AsYaml()
+		if err != nil {
+			return nil, nil, fmt.Errorf("render kustomize build %s: %w", p, err)
+		}
+		wls, bad := decodeWorkloads(p+" (kustomize build)", data, opts)
+		out = append(out, wls...)
+		invalid = append(invalid, bad...)
+	}
+	return out, invalid, nil
 }

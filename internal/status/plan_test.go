@@ -90,3 +90,18 @@ func TestDiff_AddedRemovedAndUnchanged(t *testing.T) {
 	g.Expect(d.Changes[2]).To(And(HaveField("Name", "grows"), HaveField("Delta", int32(2)), HaveField("Note", "")))
 	g.Expect(d.ExitCode).To(Equal(ExitOK))
 }
+
+func TestPlan_Kustomize(t *testing.T) {
+	g := NewWithT(t)
+	p, err := Plan([]string{filepath.Join("testdata", "plan", "kustomize")}, "", LoadOptions{Kustomize: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Invalid).To(BeEmpty())
+	g.Expect(p.Workloads).To(HaveLen(2))
+	g.Expect(p.Workloads[0]).To(And(HaveField("Name", "billing-api"), HaveField("Total", int64(12)),
+		HaveField("Source", filepath.Join("testdata", "plan", "kustomize")+" (kustomize build):2")))
+	g.Expect(p.Workloads[0].Allocation).To(Equal([]Share{{"alpha", 4}, {"beta", 4}, {"gamma", 4}}))
+
+	_, err = Plan([]string{filepath.Join("testdata", "plan", "old")}, "", LoadOptions{Kustomize: true})
+	g.Expect(IsUsage(err)).To(BeTrue())
+	g.Expect(err.Error()).To(ContainSubstring("kustomize build"))
+}
