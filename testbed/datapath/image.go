@@ -3,6 +3,7 @@ package datapath
 import (
 	"context"
 	"fmt"
+	"github.com/polykube/polykube/testbed/internal/execx"
 	"path/filepath"
 )
 
@@ -20,10 +21,10 @@ type ImageLoader interface {
 // BuildImage builds Image from the Dockerfile at the root of the checkout srcDir and saves
 // it as an archive.
 func BuildImage(ctx context.Context, e *Env, srcDir, archive string) error {
-	if _, err := e.Runner.Run(ctx, e.cli("docker", "build", "--tag", Image, "--file", filepath.Join(srcDir, "Dockerfile"), srcDir)); err != nil {
+	if _, err := e.Runner.Run(ctx, execx.Command("docker", "build", "--tag", Image, "--file", filepath.Join(srcDir, "Dockerfile"), srcDir)); err != nil {
 		return fmt.Errorf("build %s: %w", Image, err)
 	}
-	if _, err := e.Runner.Run(ctx, e.cli("docker", "save", "--output", archive, Image)); err != nil {
+	if _, err := e.Runner.Run(ctx, execx.Command("docker", "save", "--output", archive, Image)); err != nil {
 		return fmt.Errorf("save %s: %w", Image, err)
 	}
 	return nil

@@ -6,6 +6,9 @@ import (
 	"io"
 	"path/filepath"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 )
@@ -30,10 +33,8 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	}
 	defer func() {
 		switch {
-		case keep || b.opts.DryRun:
-			if !b.opts.DryRun {
-				say("The federation stays up. Tear it down with: polykube-testbed down --provider %s", top.Provider)
-			}
+		case keep:
+			say("The federation stays up. Tear it down with: polykube-testbed down --provider %s", top.Provider)
 		case err != nil && b.opts.Retain:
 			say("The demo failed; the federation stays up for debugging (--retain).")
 		default:
@@ -52,6 +53,11 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 		return err
 	}
 	if err := b.WaitDeployment(ctx, datapath.EchoNamespace, datapath.EchoName); err != nil {
+		return err
+	}
+
+	say("▶ Each cluster's operator read the same Workload and runs only its own slice:")
+	if err := b.printSlices(ctx, out); err != nil {
 		return err
 	}
 
@@ -88,6 +94,9 @@ func (b *Bed) probe(ctx context.Context, out io.Writer, cluster string) error {
 // CommitDir commits the YAML files of a local directory under workloads/<name>/ and returns
 // the revision.
 func (b *Bed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved // WalkDir does not descend into a symlinked root
+	}
 	files, err := gitrepo.WorkloadFiles(dir, name)
 	if err != nil {
 		return "", err
@@ -107,4 +116,30 @@ func joinKeys(m map[string][]byte) string {
 		out += k
 	}
 	return out
+}
+
+// printSlices prints, per cluster, the echo replicas its operator runs.
+func (b *Bed) printSlices(ctx context.Context, out io.Writer) error {
+	if !b.env.Runner.Note("read Deployment %s/%s in every cluster", datapath.EchoNamespace, datapath.EchoName) {
+		return nil
+	}
+	for _, m := range b.env.Members {
+		cl, err := b.env.Client(m)
+		if err != nil {
+			return err
+		}
+		var d appsv1.Deployment
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: datapath.EchoNamespace, Name: datapath.EchoName}, &d); err != nil {
+			return fmt.Errorf("read the echo Deployment in %s: %w", m.Name, err)
+		}
+		fmt.Fprintf(out, "  %-20s %d/%d echo replicas ready\n", m.Name, d.Status.ReadyReplicas, ptrOr(d.Spec.Replicas, 1))
+	}
+	return nil
+}
+
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
 }
