@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/polykube/polykube/testbed/gitrepo"
-	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -93,7 +94,7 @@ func unknownFault(f Fault) error {
 	return fmt.Errorf("unknown fault %q: use one of %v", f, Faults)
 }
 
-// apiReachable reports whether a cluster's API server answers /readyz.
+// apiReachable reports whether a cluster's API server answers /readyz, in a few seconds.
 func (tb *Testbed) apiReachable(ctx context.Context, cluster string) error {
 	cl, err := tb.Cluster(cluster)
 	if err != nil {
@@ -103,8 +104,15 @@ func (tb *Testbed) apiReachable(ctx context.Context, cluster string) error {
 	if err != nil {
 		return err
 	}
-	w := topology.Wait{Timeout: topology.Duration{Duration: 3 * time.Second}, Interval: topology.Duration{Duration: time.Second}}
-	return provider.WaitReady(ctx, cfg, w, cluster)
+	cfg.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+		return fmt.Errorf("unreachable: %w", errors.Unwrap(err))
+	}
+	return nil
 }
 
 // httpOK reports whether url answers 200.

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -64,6 +65,9 @@ func (tb *Testbed) CollectLogs(ctx context.Context, dest string) error {
 			"datastorebindings.yaml": &polykubev1alpha1.DatastoreBindingList{},
 		} {
 			if err := cl.List(cctx, list); err != nil {
+				if apimeta.IsNoMatchError(err) {
+					continue // that add-on is not installed
+				}
 				errs = append(errs, fmt.Errorf("list for %s: %w", file, err))
 				continue
 			}

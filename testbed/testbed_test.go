@@ -321,14 +321,14 @@ func TestFederation_Operators(t *testing.T) {
 	})
 }
 
-// TestUp_CleansUpAfterFailure makes Up fail after the clusters exist (the operator add-on
-// with a checkout that has no operator base) and checks nothing is left, and that --retain
-// keeps the run for DownAll to sweep.
+// TestUp_CleansUpAfterFailure makes Up fail after the clusters exist (the Git add-on with a
+// checkout that has no CRDs to put in the repository) and checks nothing is left, and that
+// --retain keeps the run for DownAll to sweep.
 func TestUp_CleansUpAfterFailure(t *testing.T) {
 	tc := requireTools(t, "kwok")
 	ctx := context.Background()
 	root := t.TempDir()
-	top := twoClusters(t, "git", "flux", "operator")
+	top := twoClusters(t, "git")
 	top.Clusters = top.Clusters[:1]
 	emptyCheckout := t.TempDir()
 	g := gomega.NewWithT(t)
@@ -345,7 +345,7 @@ func TestUp_CleansUpAfterFailure(t *testing.T) {
 		tb, err := Open(Options{Topology: top, StateRoot: root, Log: log, Toolchain: tc, SourceDir: emptyCheckout})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		err = tb.Up(ctx, UpOptions{SelfBinary: self})
-		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("gitops/operator")))
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("no Polykube CRDs")))
 		g.Expect(log.String()).To(gomega.ContainSubstring("✓ Creating 1 kwok clusters"))
 		expectGone(g, tb.Dir())
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,18 +38,11 @@ func (f *runFlags) options(cmd *cobra.Command, top *topology.Topology) testbed.O
 	return testbed.Options{StateRoot: f.stateDir, Run: f.run, SourceDir: f.sourceDir, Topology: top, Log: cmd.ErrOrStderr()}
 }
 
-// open opens an existing run, saying how to create it when there is none. Without --run it
-// takes the only run there is, else the default topology's.
+// open opens an existing run, saying how to create it when there is none.
 func (f *runFlags) open(cmd *cobra.Command) (*testbed.Testbed, error) {
-	opts := f.options(cmd, nil)
-	if opts.Run == "" {
-		runs, err := testbed.Runs(opts.StateRoot)
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) == 1 {
-			opts.Run = runs[0]
-		}
+	opts, err := f.selectRun(cmd)
+	if err != nil {
+		return nil, err
 	}
 	tb, err := testbed.Open(opts)
 	if err != nil {
@@ -58,6 +52,26 @@ func (f *runFlags) open(cmd *cobra.Command) (*testbed.Testbed, error) {
 		return nil, fmt.Errorf("no test bed is up in %s: run `polykube-testbed up` first", tb.Dir())
 	}
 	return tb, nil
+}
+
+// selectRun picks the run: --run, else the only run there is, else the default topology's
+// when it exists; with several runs and no --run it asks for one.
+func (f *runFlags) selectRun(cmd *cobra.Command) (testbed.Options, error) {
+	opts := f.options(cmd, nil)
+	if opts.Run != "" {
+		return opts, nil
+	}
+	runs, err := testbed.Runs(opts.StateRoot)
+	if err != nil {
+		return opts, err
+	}
+	switch {
+	case len(runs) == 1:
+		opts.Run = runs[0]
+	case len(runs) > 1 && !slices.Contains(runs, topology.Default().Name):
+		return opts, fmt.Errorf("several runs are up (%s): pick one with --run", strings.Join(runs, ", "))
+	}
+	return opts, nil
 }
 
 // selfBinary is this program when it is a lasting binary (not a `go run` temporary), so the

@@ -27,9 +27,17 @@ func newDownCmd() *cobra.Command {
 				}
 				return err
 			}
-			tb, err := testbed.Open(rf.options(cmd, nil))
+			opts, err := rf.selectRun(cmd)
 			if err != nil {
 				return err
+			}
+			tb, err := testbed.Open(opts)
+			if err != nil {
+				return err
+			}
+			if !tb.Exists() {
+				fmt.Fprintf(cmd.OutOrStdout(), "no run in %s\n", tb.Dir())
+				return nil
 			}
 			if err := tb.Down(cmd.Context()); err != nil {
 				return err

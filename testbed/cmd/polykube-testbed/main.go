@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/polykube/polykube/testbed/datapath/tier"
 )
 
 func main() {
@@ -34,5 +36,6 @@ func newRootCmd() *cobra.Command {
 		newToolsCmd(),
 	)
 	root.AddCommand(testbedCommands()...)
+	tier.Extend(root) // the datapath tier: up/down/demo/logs --provider kind|k0s, up --dry-run
 	return root
 }

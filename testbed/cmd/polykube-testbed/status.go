@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -56,7 +57,7 @@ func mark(h *testbed.Health) string {
 	case h.OK:
 		return "✓ " + h.Detail
 	default:
-		return "✗ " + h.Detail
+		return "✗ " + short(h.Detail)
 	}
 }
 
@@ -75,4 +76,15 @@ func printReport(w io.Writer, r *testbed.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, mark(&api), mark(c.Flux), mark(c.Operator))
 	}
 	tw.Flush()
+}
+
+// short keeps a table cell readable; -o json has the whole message.
+func short(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 70 {
+		return string(r[:35]) + "…" + string(r[len(r)-34:])
+	}
+	return s
 }
