@@ -33,12 +33,18 @@ type UpOptions struct {
 const minFreeBytes = 2 << 30
 
 // Up brings the run up: clusters, then each add-on of the topology in order. It is
-// idempotent: what is up already is checked and kept. On failure, and when ctx is cancelled
-// (Ctrl-C), it removes the run unless opts.Retain is set.
+// idempotent: what is up already is checked and kept. When it fails, or ctx is cancelled
+// (Ctrl-C), while creating a new run, it removes the run unless opts.Retain is set; a run
+// that existed before is kept.
 func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
 	tb.Phases = nil
+	existed := tb.Exists()
 	defer func() {
 		if err == nil {
+			return
+		}
+		if existed {
+			fmt.Fprintf(tb.log, "Up failed on a run that was already there; keeping it (`polykube-testbed down --run %s` removes it).\n", filepath.Base(tb.dir))
 			return
 		}
 		if opts.Retain {
