@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,10 +70,16 @@ func TestFeatures(t *testing.T) {
 		run.Randomize = seedOf(-1)
 	}
 
+	// The run's context ends on Ctrl-C or SIGTERM, and before go test's -timeout would kill
+	// the binary: scenarios then fail fast, and the federation is still torn down.
+	runCtx, stop := runContext(t, cfg)
+	t.Cleanup(stop) // registered first, so it runs after the federation's teardown
+	run.DefaultContext = runCtx
+
 	results := &results{}
 	var suite *harness.Suite
 	if plan.toRun > 0 {
-		fed, err := bringUp(t, cfg, top)
+		fed, err := bringUp(t, runCtx, cfg, top)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,10 +101,42 @@ func TestFeatures(t *testing.T) {
 	}
 }
 
+// runContext is cancelled by the first Ctrl-C or SIGTERM (a second one kills the test at
+// once), and ends ahead of go test's -timeout deadline by the cleanup wait plus a minute, so
+// that the scenario in flight fails and the federation is torn down before the binary is
+// killed.
+func runContext(t *testing.T, cfg *harness.Config) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stopTimer := func() {}
+	if deadline, ok := t.Deadline(); ok {
+		margin := cfg.Wait(harness.WaitCleanup).Timeout.Duration + time.Minute
+		ctx, stopTimer = context.WithDeadlineCause(ctx, deadline.Add(-margin),
+			fmt.Errorf("the suite stops %s before go test's -timeout, to tear the federation down; raise -timeout", margin))
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs) // a second signal kills at once
+			fmt.Fprintf(os.Stderr, "\nscenarios: %s: stopping the run and tearing the federation down (send it again to kill at once)\n", sig)
+			cancel(fmt.Errorf("interrupted by %s", sig))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		stopTimer()
+		cancel(errors.New("the run ended"))
+	}
+}
+
 // bringUp brings up the shared federation once, within the bring-up wait, and tears it down
-// when the test ends.
-func bringUp(t *testing.T, cfg *harness.Config, top *topology.Topology) (harness.Federation, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Wait(harness.WaitBringUp).Timeout.Duration)
+// when the test ends, also when it fails or is interrupted.
+func bringUp(t *testing.T, runCtx context.Context, cfg *harness.Config, top *topology.Topology) (harness.Federation, error) {
+	ctx, cancel := context.WithTimeout(runCtx, cfg.Wait(harness.WaitBringUp).Timeout.Duration)
 	defer cancel()
 	fed, err := harness.Open(ctx, top, os.Stderr)
 	if err != nil {

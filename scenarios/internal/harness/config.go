@@ -40,6 +40,10 @@ var waitNames = []string{WaitBringUp, WaitScenario, WaitDelivery, WaitConverge, 
 type Config struct {
 	// Topology is the test-bed topology file, relative to the config file.
 	Topology string `json:"topology"`
+	// StatusReader is the kustomization that ships polykube-status's read-only ClusterRole
+	// (gitops/status-reader), relative to the config file. The harness installs it in every
+	// cluster as a user would (`kubectl apply -k`) and reads with an identity bound to it.
+	StatusReader string `json:"statusReader"`
 	// Waits holds every wait by name; all of waitNames must be present.
 	Waits map[string]topology.Wait `json:"waits"`
 }
@@ -75,6 +79,11 @@ func LoadConfig(path string) (*Config, error) {
 		problems = append(problems, "topology: name the test-bed topology file")
 	} else if !filepath.IsAbs(c.Topology) {
 		c.Topology = filepath.Join(filepath.Dir(path), c.Topology)
+	}
+	if c.StatusReader == "" {
+		problems = append(problems, "statusReader: name the kustomization of the status-reader ClusterRole (gitops/status-reader)")
+	} else if !filepath.IsAbs(c.StatusReader) {
+		c.StatusReader = filepath.Join(filepath.Dir(path), c.StatusReader)
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)

@@ -13,10 +13,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
@@ -50,8 +53,15 @@ func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Con
 	if err != nil {
 		return nil, err
 	}
+	c, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.installStatusReader(ctx, c, cluster); err != nil {
+		return nil, err
+	}
 	if _, err := cs.RbacV1().ClusterRoles().Get(ctx, StatusReaderClusterRole, metav1.GetOptions{}); err != nil {
-		return nil, fmt.Errorf("cluster %q has no ClusterRole %s (gitops/ ships it for polykube-status; was it delivered?): %w", cluster, StatusReaderClusterRole, err)
+		return nil, fmt.Errorf("cluster %q has no ClusterRole %s after applying %s (does it still ship that role?): %w", cluster, StatusReaderClusterRole, sc.Config.StatusReader, err)
 	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: StatusReaderNamespace}},
@@ -61,10 +71,6 @@ func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Con
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: StatusReaderClusterRole},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: StatusReaderName, Namespace: StatusReaderNamespace}},
 		},
-	}
-	c, err := sc.Clients.Admin(cluster)
-	if err != nil {
-		return nil, err
 	}
 	for _, o := range objs {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -78,6 +84,28 @@ func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Con
 	cfg := withCredentialsOf(admin, &rest.Config{BearerToken: tok.Status.Token})
 	sc.readers.cfg[cluster] = cfg
 	return cfg, nil
+}
+
+// installStatusReader applies the kustomization that ships the status-reader ClusterRole
+// (config statusReader, gitops/status-reader) to a cluster, as `kubectl apply -k` would.
+func (sc *Scenario) installStatusReader(ctx context.Context, c client.Client, cluster string) error {
+	dir := sc.Config.StatusReader
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return fmt.Errorf("kustomize build %s (the status-reader ClusterRole polykube-status ships): %w", dir, err)
+	}
+	for _, r := range res.Resources() {
+		// Not sc.apply: the role serves every scenario of the run, so no teardown deletes it.
+		m, err := r.Map()
+		if err != nil {
+			return fmt.Errorf("read a resource of %s: %w", dir, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("install %s %s from %s in cluster %q: %w", u.GetKind(), u.GetName(), dir, cluster, err)
+		}
+	}
+	return nil
 }
 
 // withCredentialsOf returns server's address and CA with the credentials of identity.

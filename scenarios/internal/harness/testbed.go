@@ -21,9 +21,21 @@ func init() { Open = openTestbed }
 // RunName is the test-bed run the suite brings up and shares between its scenarios.
 const RunName = "scenarios"
 
-// openTestbed brings the topology up as the test-bed run "scenarios" (reusing it when it is
-// up already) and adapts it to Federation.
+// openTestbed brings the topology up as the test-bed run "scenarios" (first tearing down one
+// that an interrupted suite left behind) and adapts it to Federation.
 func openTestbed(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
+	// A run left by a suite that was killed before its teardown: its Git history, namespaces
+	// and faults would leak into this run, so it goes first (opened with its own topology).
+	stale, err := testbed.Open(testbed.Options{Run: RunName, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w (remove it with `polykube-testbed down --run %s`)", err, RunName)
+	}
+	if stale.Exists() {
+		fmt.Fprintf(log, "scenarios: tearing down the run %s left by an earlier suite (%s)\n", RunName, stale.Dir())
+		if err := stale.Down(ctx); err != nil {
+			return nil, fmt.Errorf("tear down the run left by an earlier suite: %w", err)
+		}
+	}
 	tb, err := testbed.Open(testbed.Options{Topology: top, Run: RunName, Log: log})
 	if err != nil {
 		return nil, err
