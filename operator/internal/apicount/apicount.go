@@ -6,16 +6,24 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
 
 // Counter counts requests by method and path.
 type Counter struct {
-	mu     sync.Mutex
-	writes map[string]int // "METHOD path" -> count
-	reads  int
+	mu      sync.Mutex
+	writes  map[string]int // "METHOD path" -> count
+	reads   int
+	latency map[string]*latency // "METHOD resource" -> latency of writes
+}
+
+type latency struct {
+	n     int
+	total time.Duration
 }
 
 // Wrap returns a copy of cfg whose requests are counted.
@@ -24,7 +32,10 @@ func (c *Counter) Wrap(cfg *rest.Config) *rest.Config {
 	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			c.record(req)
-			return rt.RoundTrip(req)
+			start := time.Now()
+			resp, err := rt.RoundTrip(req)
+			c.observe(req, time.Since(start))
+			return resp, err
 		})
 	})
 	return out
@@ -42,6 +53,56 @@ func (c *Counter) record(req *http.Request) {
 		}
 		c.writes[req.Method+" "+req.URL.Path]++
 	}
+}
+
+func (c *Counter) observe(req *http.Request, d time.Duration) {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.latency == nil {
+		c.latency = map[string]*latency{}
+	}
+	k := req.Method + " " + resource(req.URL.Path)
+	l := c.latency[k]
+	if l == nil {
+		l = &latency{}
+		c.latency[k] = l
+	}
+	l.n++
+	l.total += d
+}
+
+// resource reduces an API path to its resource (and subresource): the segment after
+// "namespaces/<ns>", or the last collection segment.
+func resource(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] == "namespaces" {
+			rest := parts[i+2:]
+			if len(rest) >= 3 {
+				return rest[0] + "/" + rest[2]
+			}
+			return rest[0]
+		}
+	}
+	if len(parts) > 0 {
+		return parts[len(parts)-1]
+	}
+	return path
+}
+
+// WriteLatencies lists the mean client-side latency of writes per method and resource.
+func (c *Counter) WriteLatencies() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.latency))
+	for k, l := range c.latency {
+		out = append(out, fmt.Sprintf("%-40s n=%-6d mean=%.1fms", k, l.n, float64(l.total.Microseconds())/1000/float64(l.n)))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Writes is the number of write requests (POST, PUT, PATCH, DELETE) since the last Reset.
@@ -87,7 +148,7 @@ func (c *Counter) WriteSummary() []string {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.writes, c.reads = nil, 0
+	c.writes, c.reads, c.latency = nil, 0, nil
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -14,7 +14,7 @@ import (
 const (
 	DefaultMetricsBindAddress      = ":8080"
 	DefaultHealthProbeBindAddress  = ":8081"
-	DefaultMaxConcurrentReconciles = 4
+	DefaultMaxConcurrentReconciles = 8
 )
 
 // Parsed is the result of Parse.

@@ -215,7 +215,8 @@ func (r *Reconciler) finalizeStatus(ctx context.Context, before, b *polykubev1al
 	}
 	ready := meta.FindStatusCondition(b.Status.Conditions, polykubev1alpha1.ReadyCondition)
 	old := meta.FindStatusCondition(before.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) && r.Recorder != nil {
+	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) &&
+		ready.Reason != polykubev1alpha1.ReasonDeploymentPending && ready.Reason != polykubev1alpha1.ReasonProgressing && r.Recorder != nil {
 		typ := corev1.EventTypeNormal
 		if ready.Status != metav1.ConditionTrue {
 			typ = corev1.EventTypeWarning

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +35,9 @@ func (r Resolution) OK() bool { return r.Reason == "" }
 func Resolve(ctx context.Context, c client.Reader, b *polykubev1alpha1.DatastoreBinding) (Resolution, error) {
 	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.SecretRef.Name}
-	if err := c.Get(ctx, key, secret); err != nil {
+	// client-go logs response bodies through the context's logger at verbosity 8 and above;
+	// this response holds the Secret's values, so its request gets a logger that discards.
+	if err := c.Get(logr.NewContext(ctx, logr.Discard()), key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return Resolution{
 				Reason: polykubev1alpha1.ReasonSecretNotFound,

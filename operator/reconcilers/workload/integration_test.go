@@ -246,7 +246,9 @@ func TestReconciler_Create_DeploymentServiceAndStatus(t *testing.T) {
 			}
 		}
 		return reasons
-	}).WithTimeout(timeout).Should(ContainElements(polykubev1alpha1.ReasonDeploymentPending, polykubev1alpha1.ReasonSucceeded, polykubev1alpha1.ReasonDegraded))
+	}).WithTimeout(timeout).Should(And(
+		ContainElements(polykubev1alpha1.ReasonSucceeded, polykubev1alpha1.ReasonDegraded),
+		Not(ContainElement(polykubev1alpha1.ReasonDeploymentPending)), Not(ContainElement(polykubev1alpha1.ReasonProgressing))))
 
 	// Scaling in Git scales the Deployment.
 	Eventually(func(g Gomega) {

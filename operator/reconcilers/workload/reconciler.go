@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -81,17 +82,40 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&appsv1.Deployment{}, sameName).
-		Watches(&corev1.Service{}, sameName).
+		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
+		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
 			})).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.ClusterName }))).
+			builder.WithPredicates(identityAppearsOrGoes(r.ClusterName))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
+}
+
+// notOwnCreation drops the creation events of the Deployments and Services the operator
+// creates: the reconcile that created one already knows about it (and on start-up, every
+// Workload is reconciled anyway). Re-running it right away would read a Workload the cache may
+// not have updated yet and write its status a second time.
+var notOwnCreation = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool {
+		return e.Object.GetLabels()[polykubev1alpha1.ManagedByLabel] != polykubev1alpha1.ManagedByValue
+	},
+}
+
+// identityAppearsOrGoes passes the creation and deletion of the ClusterMember named cluster:
+// only its existence matters to Workloads, and its status is written often (by the
+// ClusterMember reconciler) — re-checking every Workload on each write would be wasted.
+func identityAppearsOrGoes(cluster string) predicate.Predicate {
+	return predicate.Funcs{
+		// In the initial list it is no news: every Workload is reconciled on start-up anyway.
+		CreateFunc:  func(e event.CreateEvent) bool { return e.Object.GetName() == cluster && !e.IsInInitialList },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return e.Object.GetName() == cluster },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // allWorkloads enqueues every Workload: the ClusterMember named after this cluster changed.
@@ -137,6 +161,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	return r.reconcileNormal(ctx, wl)
 }
 
+// isTransitional is true for the Ready reasons every rollout passes through. They get no event:
+// an event per Workload and rollout step would double the API writes of a large rollout and
+// bury the events that need attention.
+func isTransitional(reason string) bool {
+	return reason == polykubev1alpha1.ReasonDeploymentPending || reason == polykubev1alpha1.ReasonProgressing
+}
+
 // finalizeStatus records metrics, emits an event when Ready changed, and patches the status
 // when anything in it changed.
 func (r *Reconciler) finalizeStatus(ctx context.Context, before, wl *polykubev1alpha1.Workload) error {
@@ -150,7 +181,8 @@ func (r *Reconciler) finalizeStatus(ctx context.Context, before, wl *polykubev1a
 		return nil
 	}
 	old := meta.FindStatusCondition(before.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) && r.Recorder != nil {
+	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) &&
+		!isTransitional(ready.Reason) && r.Recorder != nil {
 		typ := corev1.EventTypeNormal
 		if ready.Status != metav1.ConditionTrue {
 			typ = corev1.EventTypeWarning

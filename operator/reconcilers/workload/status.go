@@ -30,7 +30,8 @@ import (
 //   - False/Degraded: the Deployment reports ReplicaFailure or Progressing=False.
 //   - False/ReconcileFailed: an API call failed; the reconciler retries.
 //
-// Events carry the same reason as the condition they report.
+// Events carry the same reason as the condition they report. A change of Ready emits one event,
+// except to DeploymentPending or Progressing, which every rollout passes through.
 
 // observation is what the local Deployment reports.
 type observation struct {

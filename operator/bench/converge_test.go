@@ -1,0 +1,357 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/flags"
+	"github.com/polykube/polykube/operator/internal/optest"
+)
+
+// count is the number of Workloads (and Deployments); POLYKUBE_BENCH_COUNT overrides it.
+var count = func() int {
+	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_COUNT")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}()
+
+// reconcileWorkers is the operator's --max-concurrent-reconciles (its default unless
+// POLYKUBE_BENCH_WORKERS overrides it).
+var reconcileWorkers = func() int {
+	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return flags.DefaultMaxConcurrentReconciles
+}()
+
+const (
+	applyWorkers      = 8
+	steadyStateWindow = 5 * time.Second
+	convergeTimeout   = 2 * time.Minute
+)
+
+var env optest.Env
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	env.Stop()
+	os.Exit(code)
+}
+
+// BenchmarkConverge1000Workloads runs once whatever b.N is (one run takes a minute or two):
+//  1. direct: applies 1,000 Deployments and times it;
+//  2. catch-up: applies 1,000 Workloads while no operator runs (timed: the API server's own cost
+//     of the CRD), then starts the operator and times until their 1,000 Deployments exist — the
+//     operator's own overhead, comparable with (1);
+//  3. end to end: with the operator running, applies 1,000 more Workloads and times until their
+//     Deployments exist — what a GitOps rollout of Workloads costs compared with (1);
+//  4. counts the operator's API writes over a steady-state window (2,000 Workloads);
+//  5. reads the process RSS (the operator runs in-process, beside the test's client).
+//
+// The goal is a ratio operator/direct of at most 1.5; it is printed, not asserted.
+func BenchmarkConverge1000Workloads(b *testing.B) {
+	base, c := env.Start(b)
+	ctx := context.Background()
+	// No client-side rate limit, as in production (controller-runtime's GetConfig sets QPS -1).
+	cfg := rest.CopyConfig(base)
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Create(ctx, optest.ClusterMember("bench", 1)); err != nil {
+		b.Fatal(err)
+	}
+
+	// 1. Direct.
+	directNS := optest.Namespace(b, c, "direct")
+	start := time.Now()
+	apply(b, count, func(i int) client.Object { return deployment(directNS, i) }, c)
+	waitForDeployments(b, c, directNS, count)
+	direct := time.Since(start)
+
+	// 2. Catch-up.
+	catchUpNS := optest.Namespace(b, c, "catchup")
+	start = time.Now()
+	apply(b, count, func(i int) client.Object { return workload(catchUpNS, i) }, c)
+	workloadsOnly := time.Since(start)
+	start = time.Now()
+	op := optest.StartOperator(b, cfg, "bench", optest.Options{MaxConcurrentReconciles: reconcileWorkers})
+	waitForDeployments(b, c, catchUpNS, count)
+	catchUp := time.Since(start)
+	waitForStatuses(b, c, catchUpNS, count)
+	catchUpStatuses := time.Since(start)
+	catchUpWrites, catchUpLatencies := op.Writes.Writes(), op.Writes.WriteLatencies()
+	checkDeployments(b, c, catchUpNS)
+	quiet(b, op)
+
+	// 3. End to end.
+	e2eNS := optest.Namespace(b, c, "endtoend")
+	op.Writes.Reset()
+	start = time.Now()
+	apply(b, count, func(i int) client.Object { return workload(e2eNS, i) }, c)
+	applied := time.Since(start)
+	waitForDeployments(b, c, e2eNS, count)
+	endToEnd := time.Since(start)
+	e2eWrites := op.Writes.Writes()
+	checkDeployments(b, c, e2eNS)
+
+	// 4. Steady state: let the last writes settle, then count writes over a window.
+	quiet(b, op)
+	op.Writes.Reset()
+	time.Sleep(steadyStateWindow) // the measurement window itself
+	steadyWrites := op.Writes.Writes()
+
+	// 5. Memory.
+	rss := vmRSS(b)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+
+	ratio, e2eRatio := catchUp.Seconds()/direct.Seconds(), endToEnd.Seconds()/direct.Seconds()
+	fmt.Printf("\nPolykube operator benchmark (one kube-apiserver, %d objects, %d apply workers, %d reconcile workers)\n", count, applyWorkers, reconcileWorkers)
+	fmt.Printf("  1 direct: %d Deployments applied                    %7.2fs\n", count, direct.Seconds())
+	fmt.Printf("  2 %d Workloads applied, no operator running        %7.2fs  (%.1fx: the API server's cost of the CRD)\n", count, workloadsOnly.Seconds(), workloadsOnly.Seconds()/direct.Seconds())
+	fmt.Printf("    operator started -> %d Deployments               %7.2fs  ratio %.2f (goal <= 1.5)\n", count, catchUp.Seconds(), ratio)
+	fmt.Printf("    operator started -> every status written          %7.2fs  %d API writes (%.1f per Workload)\n", catchUpStatuses.Seconds(), catchUpWrites, float64(catchUpWrites)/float64(count))
+	fmt.Printf("  3 %d Workloads applied -> %d Deployments         %7.2fs  ratio %.2f (applying took %.2fs; %d operator writes)\n", count, count, endToEnd.Seconds(), e2eRatio, applied.Seconds(), e2eWrites)
+	fmt.Printf("  4 operator API writes in a %v steady state          %7d  %v\n", steadyStateWindow, steadyWrites, op.Writes.WriteSummary())
+	fmt.Printf("  5 process RSS (operator + test client)            %7.1f MiB (Go heap in use %.1f MiB)\n", float64(rss)/(1<<20), float64(ms.HeapInuse)/(1<<20))
+	for _, l := range catchUpLatencies {
+		fmt.Printf("    catch-up write latency: %s\n", l)
+	}
+	for _, l := range controllerTimes(b) {
+		fmt.Printf("    %s\n", l)
+	}
+	fmt.Println()
+
+	b.ReportMetric(direct.Seconds(), "direct-s")
+	b.ReportMetric(workloadsOnly.Seconds(), "workloads-only-s")
+	b.ReportMetric(catchUp.Seconds(), "operator-s")
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(e2eRatio, "e2e-ratio")
+	b.ReportMetric(float64(steadyWrites), "steady-writes")
+	b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+}
+
+func deployment(ns string, i int) *appsv1.Deployment {
+	name := fmt.Sprintf("app-%04d", i)
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:v1"}}},
+			},
+		},
+	}
+}
+
+func workload(ns string, i int) *polykubev1alpha1.Workload {
+	name := fmt.Sprintf("app-%04d", i)
+	return &polykubev1alpha1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: polykubev1alpha1.WorkloadSpec{
+			Distribution: polykubev1alpha1.Distribution{
+				Strategy: polykubev1alpha1.StrategyMultiCloudWeighted,
+				Replicas: ptr.To[int32](6),
+				Targets: []polykubev1alpha1.DistributionTarget{
+					{ClusterRef: "bench", Weight: ptr.To[int32](1)},
+					{ClusterRef: "peer-a", Weight: ptr.To[int32](1)},
+					{ClusterRef: "peer-b", Weight: ptr.To[int32](1)},
+				},
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:v1"}}},
+			},
+		},
+	}
+}
+
+// apply creates n objects with applyWorkers in parallel.
+func apply(b *testing.B, n int, obj func(int) client.Object, c client.Client) {
+	b.Helper()
+	next := make(chan int)
+	errs := make(chan error, applyWorkers)
+	var wg sync.WaitGroup
+	for range applyWorkers {
+		wg.Go(func() {
+			for i := range next {
+				if err := c.Create(context.Background(), obj(i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case err := <-errs:
+			b.Fatalf("apply: %v", err)
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatalf("apply: %v", err)
+	default:
+	}
+}
+
+func poll(b *testing.B, what string, done func(context.Context) (bool, error)) {
+	b.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, convergeTimeout, true, done)
+	if err != nil {
+		b.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func waitForDeployments(b *testing.B, c client.Client, ns string, n int) {
+	b.Helper()
+	poll(b, fmt.Sprintf("%d Deployments in %s", n, ns), func(ctx context.Context) (bool, error) {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return len(list.Items) >= n, nil
+	})
+}
+
+func waitForStatuses(b *testing.B, c client.Client, ns string, n int) {
+	b.Helper()
+	poll(b, fmt.Sprintf("%d Workload statuses in %s", n, ns), func(ctx context.Context) (bool, error) {
+		list := &polykubev1alpha1.WorkloadList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		done := 0
+		for _, w := range list.Items {
+			if cond := meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition); cond != nil &&
+				cond.Reason == polykubev1alpha1.ReasonDeploymentPending {
+				done++
+			}
+		}
+		return done >= n, nil
+	})
+}
+
+func checkDeployments(b *testing.B, c client.Client, ns string) {
+	b.Helper()
+	list := &appsv1.DeploymentList{}
+	if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	if len(list.Items) != count {
+		b.Fatalf("%d Deployments, want %d", len(list.Items), count)
+	}
+	for _, d := range list.Items {
+		if *d.Spec.Replicas != 2 {
+			b.Fatalf("Deployment %s has %d replicas, want 2 (6 split over 3 equal weights)", d.Name, *d.Spec.Replicas)
+		}
+	}
+}
+
+// quiet waits until the operator has written nothing for one second.
+func quiet(b *testing.B, op *optest.Operator) {
+	b.Helper()
+	last := -1
+	poll(b, "the operator to stop writing", func(context.Context) (bool, error) {
+		n := op.Writes.Writes()
+		if n == last {
+			return true, nil
+		}
+		last = n
+		time.Sleep(time.Second)
+		return false, nil
+	})
+}
+
+// vmRSS reads this process's resident set size from /proc/self/status.
+func vmRSS(b *testing.B) int64 {
+	b.Helper()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Logf("read RSS: %v", err)
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// controllerTimes summarizes controller-runtime's reconcile and work queue histograms per
+// controller: where the time went.
+func controllerTimes(b *testing.B) []string {
+	b.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		b.Logf("gather metrics: %v", err)
+		return nil
+	}
+	var out []string
+	for _, f := range families {
+		name := f.GetName()
+		if name == "controller_runtime_reconcile_total" {
+			for _, m := range f.GetMetric() {
+				if v := m.GetCounter().GetValue(); v > 0 {
+					var labels []string
+					for _, l := range m.GetLabel() {
+						labels = append(labels, l.GetName()+"="+l.GetValue())
+					}
+					out = append(out, fmt.Sprintf("%-42s %-40s %.0f", name, strings.Join(labels, ","), v))
+				}
+			}
+			continue
+		}
+		if name != "controller_runtime_reconcile_time_seconds" && name != "workqueue_queue_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			h := m.GetHistogram()
+			if h.GetSampleCount() == 0 {
+				continue
+			}
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			out = append(out, fmt.Sprintf("%-42s %-40s n=%-6d mean=%.1fms", name, strings.Join(labels, ","),
+				h.GetSampleCount(), 1000*h.GetSampleSum()/float64(h.GetSampleCount())))
+		}
+	}
+	return out
+}
