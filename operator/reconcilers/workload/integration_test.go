@@ -157,6 +157,29 @@ func gauge(t *testing.T, name, ns, workload string) (float64, bool) {
 	return 0, false
 }
 
+func counter(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
 func TestReconciler_Create_DeploymentServiceAndStatus(t *testing.T) {
 	c := start(t)
 	ctx := context.Background()
@@ -333,6 +356,9 @@ func TestReconciler_Conflict_NeverAdoptsForeignObjects(t *testing.T) {
 		Expect(now.GetResourceVersion()).To(Equal(obj.GetResourceVersion()), "%s was changed", obj.GetName())
 		Expect(now.GetOwnerReferences()).To(BeEmpty())
 	}
+
+	Expect(counter(t, "polykube_reconcile_errors_total", map[string]string{"controller": "workload", "reason": polykubev1alpha1.ReasonConflict})).
+		To(BeNumerically(">=", 2))
 
 	// Once the foreign Deployment and Service are gone, the Workload takes the names.
 	Expect(c.Delete(ctx, foreign)).To(Succeed())

@@ -245,6 +245,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	}
 	if len(conflicts) > 0 {
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.ReadyReplicas, st.Phase = 0, ""
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
 			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
 			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
