@@ -88,7 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
-			})).
+			}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
 			builder.WithPredicates(identityAppearsOrGoes(r.ClusterName))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
