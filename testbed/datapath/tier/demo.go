@@ -62,7 +62,11 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	}
 
 	say("▶ A client in %s calls the global Service %s/%s %d times:", client, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
-	if err := b.probe(ctx, out, client); err != nil {
+	before, err := b.probe(ctx, out, client)
+	if err != nil {
+		return err
+	}
+	if err := CheckBefore(before, top.ClusterNames()); err != nil {
 		return err
 	}
 
@@ -71,7 +75,11 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 		return err
 	}
 	say("▶ The client in %s calls again:", client)
-	if err := b.probe(ctx, out, client); err != nil {
+	after, err := b.probe(ctx, out, client)
+	if err != nil {
+		return err
+	}
+	if err := CheckAfter(after, top.ClusterNames(), stopped); err != nil {
 		return err
 	}
 	say("  The clusters still up answer. Calls routed to %s's last-known backends fail until Cilium\n"+
@@ -79,15 +87,48 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	return nil
 }
 
-func (b *Bed) probe(ctx context.Context, out io.Writer, cluster string) error {
+// probe calls the echo Service from a cluster and prints the tally; nil in a dry run.
+func (b *Bed) probe(ctx context.Context, out io.Writer, cluster string) (*datapath.Tally, error) {
 	answers, err := datapath.Call(ctx, b.env, cluster, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
-	if err != nil {
-		return err
+	if err != nil || b.opts.DryRun {
+		return nil, err
 	}
-	if b.opts.DryRun {
+	t := datapath.Count(answers, b.state.Topology.ClusterNames())
+	t.Print(out)
+	return &t, nil
+}
+
+// CheckBefore is what the demo (and so `make e2e`) requires of the first probe: every call
+// answered, and every cluster among the answers. A nil tally (dry run) passes.
+func CheckBefore(t *datapath.Tally, clusters []string) error {
+	if t == nil {
 		return nil
 	}
-	datapath.Count(answers, b.state.Topology.ClusterNames()).Print(out)
+	if t.Unanswered > 0 {
+		return fmt.Errorf("routing: %d of %d calls through the global Service got no answer with every cluster up", t.Unanswered, t.Total)
+	}
+	for _, c := range clusters {
+		if t.Of(c) == 0 {
+			return fmt.Errorf("routing: no call was answered by %s; ClusterMesh does not route to it (see `polykube-testbed logs --provider ...`)", c)
+		}
+	}
+	return nil
+}
+
+// CheckAfter is what the demo requires once a cluster is stopped: every cluster still up
+// keeps answering. Calls that land on the stopped cluster's last-known backends may fail.
+func CheckAfter(t *datapath.Tally, clusters []string, stopped string) error {
+	if t == nil {
+		return nil
+	}
+	for _, c := range clusters {
+		if c != stopped && t.Of(c) == 0 {
+			return fmt.Errorf("routing: with %s stopped, no call was answered by %s, which is still up", stopped, c)
+		}
+	}
+	if t.Of(stopped) > 0 {
+		return fmt.Errorf("routing: %d calls were answered by %s, whose nodes are stopped", t.Of(stopped), stopped)
+	}
 	return nil
 }
 

@@ -139,3 +139,18 @@ func setValues(args []string) []string {
 	}
 	return out
 }
+
+func TestDemoChecks(t *testing.T) {
+	g := NewWithT(t)
+	cl := []string{"a", "b", "c"}
+	count := func(answers ...string) *datapath.Tally { t := datapath.Count(answers, cl); return &t }
+
+	g.Expect(CheckBefore(count("a", "b", "c", "a"), cl)).To(Succeed())
+	g.Expect(CheckBefore(count("a", "b", "c", ""), cl)).To(MatchError(ContainSubstring("1 of 4 calls through the global Service got no answer")))
+	g.Expect(CheckBefore(count("a", "b", "b"), cl)).To(MatchError(ContainSubstring("no call was answered by c")))
+	g.Expect(CheckBefore(nil, cl)).To(Succeed(), "a dry run has no answers")
+
+	g.Expect(CheckAfter(count("a", "b", "", ""), cl, "c")).To(Succeed(), "calls to the stopped cluster may fail")
+	g.Expect(CheckAfter(count("a", "a", ""), cl, "c")).To(MatchError(ContainSubstring("no call was answered by b, which is still up")))
+	g.Expect(CheckAfter(count("a", "b", "c"), cl, "c")).To(MatchError(ContainSubstring("answered by c, whose nodes are stopped")))
+}
