@@ -96,7 +96,7 @@ func BenchmarkConverge1000Workloads(b *testing.B) {
 	apply(b, count, func(i int) client.Object { return workload(catchUpNS, i) }, c)
 	workloadsOnly := time.Since(start)
 	start = time.Now()
-	op := optest.StartOperator(b, cfg, "bench", optest.Options{MaxConcurrentReconciles: reconcileWorkers})
+	op := optest.StartOperator(b, cfg, "bench", optest.Options{MaxConcurrentReconciles: reconcileWorkers, ProductionLogLevel: true})
 	waitForDeployments(b, c, catchUpNS, count)
 	catchUp := time.Since(start)
 	waitForStatuses(b, c, catchUpNS, count)

@@ -94,6 +94,9 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// LogTo also receives the log (the log is always captured in memory).
 	LogTo io.Writer
+	// ProductionLogLevel logs at info level like the binary does by default, instead of at every
+	// verbosity (which tests use to scan everything the operator could ever log).
+	ProductionLogLevel bool
 	// LeaderElect and LeaderElectionNamespace are passed on to setup.Options.
 	LeaderElect             bool
 	LeaderElectionNamespace string
@@ -121,7 +124,11 @@ func StartOperator(tb testing.TB, cfg *rest.Config, clusterName string, opts Opt
 		out = io.MultiWriter(o.log, opts.LogTo)
 	}
 	// Log at every verbosity, so that tests that scan the log for secrets scan all of it.
-	logger := zap.New(zap.WriteTo(out), zap.Level(zapcore.Level(-10)))
+	level := zapcore.Level(-10)
+	if opts.ProductionLogLevel {
+		level = zapcore.InfoLevel
+	}
+	logger := zap.New(zap.WriteTo(out), zap.Level(level))
 	mgr, err := setup.New(o.Writes.Wrap(cfg), setup.Options{
 		ClusterName:                  clusterName,
 		MetricsBindAddress:           orDefault(opts.MetricsBindAddress, "0"),
