@@ -405,7 +405,9 @@ func (i infoLogger) Enabled() bool            { return i.on }
 // APIServerEndpoint is the API server as the cluster's nodes reach it without kube-proxy:
 // the control-plane container on the kind network (Cilium's k8sServiceHost and
 // k8sServicePort).
-func (p *Provider) APIServerEndpoint(name string) (string, int) { return ControlPlane(name), APIServerPort }
+func (p *Provider) APIServerEndpoint(name string) (string, int) {
+	return ControlPlane(name), APIServerPort
+}
 
 // DockerNetwork is the Docker network kind puts every node on.
 func (p *Provider) DockerNetwork() string { return "kind" }
