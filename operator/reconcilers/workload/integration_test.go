@@ -417,3 +417,42 @@ func TestReconciler_WorkloadDeleted_LeavesCleanupToOwnerReferences(t *testing.T)
 	Expect(d.OwnerReferences[0].UID).To(Equal(wl.UID))
 	Expect(op.Log()).NotTo(ContainSubstring(`"error"`))
 }
+
+// A ServiceEndpoint of the Workload's own name provides its Service: the Workload hands the name
+// over instead of reporting a conflict, and the Service ends up owned by the ServiceEndpoint.
+func TestReconciler_ServiceEndpointOfSameName_TakesOverTheService(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "handover")
+	startOperator(t, east)
+
+	Expect(c.Create(ctx, workload(ns, "checkout", map[string]int32{east: 2}, httpPort))).To(Succeed())
+	ownerKind := func() string {
+		svc := &corev1.Service{}
+		if err := c.Get(ctx, key(ns, "checkout"), svc); err != nil || len(svc.OwnerReferences) == 0 {
+			return ""
+		}
+		return svc.OwnerReferences[0].Kind
+	}
+	Eventually(ownerKind, timeout, poll).Should(Equal("Workload"), "the Workload's own Service")
+
+	se := &polykubev1alpha1.ServiceEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "checkout"},
+		Spec: polykubev1alpha1.ServiceEndpointSpec{
+			WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "checkout"},
+			Ports:       []polykubev1alpha1.WorkloadPort{httpPort},
+		},
+	}
+	Expect(c.Create(ctx, se)).To(Succeed())
+	Eventually(ownerKind, timeout, poll).Should(Equal("ServiceEndpoint"), "the Service to be handed over to the ServiceEndpoint")
+
+	cond := eventuallyReady(t, c, ns, "checkout", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	Expect(cond.Reason).NotTo(Equal(polykubev1alpha1.ReasonConflict))
+	Consistently(func() string {
+		w := &polykubev1alpha1.Workload{}
+		if err := c.Get(ctx, key(ns, "checkout"), w); err != nil {
+			return err.Error()
+		}
+		return meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason
+	}, 2*time.Second, poll).ShouldNot(Equal(polykubev1alpha1.ReasonConflict))
+}

@@ -48,6 +48,7 @@ const DefaultSecretRecheckInterval = 30 * time.Second
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=workloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=clustermembers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=datastorebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
@@ -89,6 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
 			}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&polykubev1alpha1.ServiceEndpoint{}, sameName, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
 			builder.WithPredicates(identityAppearsOrGoes(r.ClusterName))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
@@ -238,8 +240,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		return ctrl.Result{}, nil
 	}
 
-	// Step 3: refuse to touch objects Polykube did not create for this Workload.
-	dep, svc, conflicts, err := r.existing(ctx, wl)
+	// Step 3: refuse to touch objects Polykube did not create for this Workload. A ServiceEndpoint
+	// of the Workload's own name that exposes it provides the Service (a global one, in every
+	// member): the Workload then makes no Service of its own.
+	endpointService, err := r.serviceEndpointProvidesService(ctx, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	dep, svc, conflicts, err := r.existing(ctx, wl, endpointService)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -279,7 +287,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.applyService(ctx, wl, svc); err != nil {
+	if endpointService {
+		// Hand the name over: remove a Service this Workload made before the ServiceEndpoint came.
+		if err := r.deleteOwned(ctx, nil, svc); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err := r.applyService(ctx, wl, svc); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -294,7 +307,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 
 // existing returns the Deployment and Service named after the Workload if Polykube created them
 // for it, and a description of each one that exists but was not.
-func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload) (*appsv1.Deployment, *corev1.Service, []string, error) {
+func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload, endpointService bool) (*appsv1.Deployment, *corev1.Service, []string, error) {
 	key := client.ObjectKeyFromObject(wl)
 	var conflicts []string
 	dep := &appsv1.Deployment{}
@@ -314,13 +327,26 @@ func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload
 		}
 		svc = nil
 	} else if !isOwnedBy(svc, wl) {
-		// A foreign Service only conflicts when this Workload wants one.
-		if len(wl.Spec.Ports) > 0 {
+		// A foreign Service only conflicts when this Workload wants one of its own.
+		if len(wl.Spec.Ports) > 0 && !endpointService {
 			conflicts = append(conflicts, fmt.Sprintf("Service %s", key))
 		}
 		svc = nil
 	}
 	return dep, svc, conflicts, nil
+}
+
+// serviceEndpointProvidesService reports whether a ServiceEndpoint of the Workload's name exposes
+// this Workload: its Service, of the same name, then stands in for the Workload's own.
+func (r *Reconciler) serviceEndpointProvidesService(ctx context.Context, wl *polykubev1alpha1.Workload) (bool, error) {
+	se := &polykubev1alpha1.ServiceEndpoint{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(wl), se); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("get ServiceEndpoint %s/%s: %w", wl.Namespace, wl.Name, err)
+	}
+	return se.Spec.WorkloadRef.Name == wl.Name, nil
 }
 
 // bindings lists the DatastoreBindings referencing the Workload and checks each one's Secret.
