@@ -23,6 +23,10 @@ help: ## Show the targets and what they do.
 demo: ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it).
 	$(TESTBED) demo --provider $(PROVIDER) $(if $(KEEP),--keep)
 
+.PHONY: e2e
+e2e: ## Run the datapath tier end to end on real clusters (PROVIDER=kind|k0s; needs Docker, internet, cilium and flux).
+	$(TESTBED) demo --provider $(PROVIDER)
+
 .PHONY: tools
 tools: ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
 	$(TESTBED) tools --build $(TEST_TOOLS)
