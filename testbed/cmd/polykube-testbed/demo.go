@@ -50,8 +50,9 @@ down, bring GCP back and watch it catch up. Tears down at the end unless --keep 
 			if prov == "" {
 				prov = os.Getenv("PROVIDER")
 			}
+			// kind and k0s (the datapath tier) are taken over by testbed/datapath/tier.
 			if prov != "" && prov != topology.ProviderKwok {
-				return fmt.Errorf("PROVIDER=%s: the datapath tier (kind, k0s) is not available in this build; run the hermetic demo with PROVIDER=kwok (the default)", prov)
+				return fmt.Errorf("PROVIDER=%s: the hermetic demo runs on kwok; use PROVIDER=kwok (the default), or kind or k0s for the datapath tier", prov)
 			}
 			if os.Getenv("KEEP") == "1" {
 				keep = true
@@ -62,7 +63,7 @@ down, bring GCP back and watch it catch up. Tears down at the end unless --keep 
 	rf.register(cmd)
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the federation at the end (also KEEP=1)")
 	cmd.Flags().BoolVar(&retain, "retain", false, "keep the federation if the demo fails")
-	cmd.Flags().StringVar(&prov, "provider", "", "kwok (default; also PROVIDER); kind is not available in this build")
+	cmd.Flags().StringVar(&prov, "provider", "", "kwok (default; also PROVIDER); kind and k0s run the datapath tier")
 	cmd.Flags().BoolVar(&building, "build-tools", false, "build missing toolchain binaries from Go module source (minutes)")
 	return cmd
 }

@@ -55,16 +55,16 @@ func TestDemoManifests_TellTheStory(t *testing.T) {
 	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(5)))
 }
 
-func TestDemo_RefusesTheDatapathTier(t *testing.T) {
+func TestDemo_RefusesAnUnknownProvider(t *testing.T) {
 	g := gomega.NewWithT(t)
-	t.Setenv("PROVIDER", "kind")
+	t.Setenv("PROVIDER", "minikube")
 	cmd := newRootCmd()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs([]string{"demo", "--state-dir", t.TempDir()})
 	err := cmd.Execute()
-	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("datapath tier (kind, k0s) is not available in this build")))
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("PROVIDER=minikube: the hermetic demo runs on kwok")))
 }
 
 func TestFault_ValidatesItsArguments(t *testing.T) {
