@@ -43,8 +43,9 @@ skip() { skipped+=("$1: $2"); printf '%s– %s: %s%s\n\n' "$YELLOW" "$1" "$2" "$
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# OpenTofu without a user configuration file (none is needed: the modules use no provider).
-if [ -z "${TF_CLI_CONFIG_FILE:-}" ]; then
+# OpenTofu needs no configuration file (the modules use no provider): use an empty one unless
+# the user's exists.
+if [ -z "${TF_CLI_CONFIG_FILE:-}" ] || [ ! -e "$TF_CLI_CONFIG_FILE" ]; then
 	export TF_CLI_CONFIG_FILE="$tmp/tofurc"
 	: >"$TF_CLI_CONFIG_FILE"
 fi
