@@ -68,9 +68,15 @@ type tofu struct {
 // resolve, and returns a tofu that works in dir (relative to that root).
 func newWorkspace(t *testing.T, dir string, copyDirs ...string) tofu {
 	t.Helper()
+	return newWorkspaceWith(t, false, dir, copyDirs...)
+}
+
+// newWorkspaceWith is newWorkspace, copying the modules' tests/ directories too when withTests.
+func newWorkspaceWith(t *testing.T, withTests bool, dir string, copyDirs ...string) tofu {
+	t.Helper()
 	root := t.TempDir()
 	for _, d := range copyDirs {
-		copyTofuFiles(t, filepath.Join(testenv.RepoRoot(), d), filepath.Join(root, d))
+		copyTofuFiles(t, filepath.Join(testenv.RepoRoot(), d), filepath.Join(root, d), withTests)
 	}
 	cliConfig := filepath.Join(root, ".tofurc")
 	if err := os.WriteFile(cliConfig, nil, 0o644); err != nil {
@@ -85,7 +91,7 @@ func newWorkspace(t *testing.T, dir string, copyDirs ...string) tofu {
 	}
 }
 
-func copyTofuFiles(t *testing.T, src, dst string) {
+func copyTofuFiles(t *testing.T, src, dst string, withTests bool) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -93,7 +99,7 @@ func copyTofuFiles(t *testing.T, src, dst string) {
 		}
 		r, _ := filepath.Rel(src, path)
 		if d.IsDir() {
-			if d.Name() == "tests" || d.Name() == ".terraform" {
+			if (d.Name() == "tests" && !withTests) || d.Name() == ".terraform" {
 				return filepath.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(dst, r), 0o755)
@@ -224,6 +230,25 @@ func TestTofuExample_AWSGCPIsRenderedAndAccepted(t *testing.T) {
 	for _, d := range roster {
 		g.Expect(dryRun(ctx, d)).To(Succeed())
 	}
+}
+
+// TestTofuModule_TofuTestPasses runs the module's own `tofu test` suite (render and
+// validation runs), so `go test ./...` covers it too.
+func TestTofuModule_TofuTestPasses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tf := newWorkspaceWith(t, true, moduleDir, moduleDir)
+	if _, err := tf.run(ctx, "init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tf.run(ctx, "test", "-no-color")
+	if err != nil {
+		t.Fatalf("tofu test of %s failed (reproduce: cd %s && tofu test):\n%v", moduleDir, moduleDir, err)
+	}
+	if !strings.Contains(out, "Success!") || strings.Contains(out, " 0 passed") {
+		t.Fatalf("tofu test ran no passing run:\n%s", out)
+	}
+	t.Log(strings.TrimSpace(out[strings.LastIndex(out, "Success!"):]))
 }
 
 // crdEnum returns the enum of a field of a Polykube CRD's schema, read from the generated CRD.
