@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -33,6 +34,15 @@ func RepoRoot() string {
 // CRDDir is where controller-gen writes the Polykube CRDs.
 func CRDDir() string { return filepath.Join(RepoRoot(), "operator", "config", "crd", "bases") }
 
+// startTimeout bounds the start of kube-apiserver and etcd; KUBEBUILDER_CONTROLPLANE_START_TIMEOUT
+// overrides it as it does for envtest.
+var startTimeout = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 3 * time.Minute
+}()
+
 // Options tune an environment.
 type Options struct {
 	// ExtraCRDDirs are installed beside the Polykube CRDs.
@@ -56,6 +66,11 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		CRDDirectoryPaths:     append([]string{CRDDir()}, opts.ExtraCRDDirs...),
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.Scheme,
+		// envtest's defaults (20 s to start, 10 s to establish CRDs) are too short on a loaded
+		// 2-core machine where `go test ./...` runs several packages at once.
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  time.Minute,
+		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	cfg, err := e.Start()
 	if err != nil {
