@@ -31,6 +31,15 @@ func TestDir_StartStopRestart(t *testing.T) {
 	g.Expect(again).To(gomega.Equal(pid), "a running process is left alone")
 	g.Expect(d.Names()).To(gomega.Equal([]string{"sleeper"}))
 
+	logged := func(n int) func() bool {
+		return func() bool {
+			b, _ := os.ReadFile(d.LogPath("sleeper"))
+			return strings.Count(string(b), "hello world") == n
+		}
+	}
+	// Stop only once the first process has written its line: on a loaded machine the shell
+	// may not have run yet, and the restart check below counts both lines.
+	g.Eventually(logged(1), w.Timeout.Duration, w.Interval.Duration).Should(gomega.BeTrue(), "the first process to log its line")
 	g.Expect(d.Stop(ctx, "sleeper", false, w)).To(gomega.Succeed())
 	_, ok = d.Running("sleeper")
 	g.Expect(ok).To(gomega.BeFalse())
@@ -38,10 +47,7 @@ func TestDir_StartStopRestart(t *testing.T) {
 	pid2, err := d.Restart("sleeper")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(pid2).NotTo(gomega.Equal(pid))
-	g.Eventually(func() string {
-		b, _ := os.ReadFile(d.LogPath("sleeper"))
-		return string(b)
-	}).Should(gomega.Satisfy(func(s string) bool { return strings.Count(s, "hello world") == 2 }))
+	g.Eventually(logged(2), w.Timeout.Duration, w.Interval.Duration).Should(gomega.BeTrue(), "the restarted process to log its line")
 	g.Expect(d.StopAll(ctx, w)).To(gomega.Succeed())
 	_, ok = d.Running("sleeper")
 	g.Expect(ok).To(gomega.BeFalse())
