@@ -32,13 +32,34 @@ func (sc *Scenario) ApplyEverywhere(ctx context.Context, manifest []byte) error 
 	})
 }
 
-// ApplyTo applies a manifest to one cluster and returns what the API server said.
+// ApplyTo creates the objects of a manifest in one cluster, as `kubectl create` does (strict
+// field validation, so a misspelt field is refused by name), and returns what the API server
+// said. Validation scenarios use it; server-side apply would name list entries by their keys
+// (targets[clusterRef="alpha"]) rather than by index.
 func (sc *Scenario) ApplyTo(ctx context.Context, cluster string, manifest []byte) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err
 	}
-	return sc.apply(ctx, c, manifest)
+	objs, err := DecodeManifests(manifest)
+	if err != nil {
+		return err
+	}
+	for _, u := range objs {
+		namespaced, err := c.IsObjectNamespaced(u)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if namespaced {
+			u.SetNamespace(sc.Namespace)
+		} else {
+			sc.clusterScoped = append(sc.clusterScoped, u.DeepCopy())
+		}
+		if err := c.Create(ctx, u, client.FieldOwner(FieldOwner), client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
+			return fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return nil
 }
 
 func (sc *Scenario) apply(ctx context.Context, c client.Client, manifest []byte) error {
