@@ -1,5 +1,4 @@
-# wip: not yet run on the kwok test bed (kwok and Flux binaries were not built here yet)
-@hermetic @wip
+@hermetic
 Feature: Credentials stay local and least-privileged
   No process holds credentials for more than one cluster. Each operator runs with its own
   cluster's ServiceAccount, which no other cluster accepts and which cannot read Secrets in bulk.

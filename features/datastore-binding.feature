@@ -1,5 +1,4 @@
-# wip: not yet run on the kwok test bed (kwok and Flux binaries were not built here yet)
-@hermetic @wip
+@hermetic
 Feature: Binding a Workload to a datastore through a local Secret
   Connection details live in a Secret that each cluster holds for itself; Polykube never copies
   Secrets between clusters. A DatastoreBinding wires the Secret's keys into the Workload's

@@ -1,5 +1,4 @@
-# wip: not yet run on the kwok test bed (kwok and Flux binaries were not built here yet)
-@hermetic @wip
+@hermetic
 Feature: Federation prerequisites for Cilium ClusterMesh
   ClusterMesh needs every member to have a unique cluster ID and a pod network that overlaps no
   other member's, and every member in the roster to be known. Each operator checks its copy of

@@ -1,5 +1,4 @@
-# wip: not yet run on the kwok test bed (kwok and Flux binaries were not built here yet)
-@hermetic @wip
+@hermetic
 Feature: The ClusterMesh global-service contract
   Cilium ClusterMesh load-balances a global Service over the backends of every cluster that has
   a Service of the same name and namespace marked service.cilium.io/global. A ServiceEndpoint

@@ -1,5 +1,4 @@
-# wip: not yet run on the kwok test bed (kwok and Flux binaries were not built here yet)
-@hermetic @wip
+@hermetic
 Feature: Invalid manifests are rejected by the API server
   A mistake in a manifest is caught when it is applied, not later by an operator: the API
   server rejects it with a message that names the offending field, and nothing in the cluster

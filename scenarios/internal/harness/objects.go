@@ -98,8 +98,8 @@ var snapshotKinds = []client.ObjectList{
 	&corev1.SecretList{},
 }
 
-// Snapshot records the Polykube objects of the cluster and the Deployments, Services and
-// Secrets of the scenario's namespace.
+// Snapshot records the cluster-scoped Polykube objects of the cluster and the namespaced Polykube
+// objects, Deployments, Services and Secrets of the scenario's namespace.
 func (sc *Scenario) Snapshot(ctx context.Context, cluster string) (ObjectSnapshot, error) {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
@@ -109,8 +109,11 @@ func (sc *Scenario) Snapshot(ctx context.Context, cluster string) (ObjectSnapsho
 	for _, l := range snapshotKinds {
 		list := l.DeepCopyObject().(client.ObjectList)
 		opts := []client.ListOption{}
+		// Namespaced kinds are compared in the scenario's namespace only: the namespaces of
+		// earlier scenarios are still being deleted in the background.
 		switch list.(type) {
-		case *appsv1.DeploymentList, *corev1.ServiceList, *corev1.SecretList:
+		case *polykubev1alpha1.FederationList, *polykubev1alpha1.ClusterMemberList:
+		default:
 			opts = append(opts, client.InNamespace(sc.Namespace))
 		}
 		if err := c.List(ctx, list, opts...); err != nil {
