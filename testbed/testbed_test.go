@@ -327,7 +327,10 @@ func TestFederation_Operators(t *testing.T) {
 func TestUp_CleansUpAfterFailure(t *testing.T) {
 	tc := requireTools(t, "kwok")
 	ctx := context.Background()
-	root := t.TempDir()
+	root := os.Getenv("POLYKUBE_TESTBED_DEBUG_ROOT")
+	if root == "" {
+		root = t.TempDir()
+	}
 	top := twoClusters(t, "git")
 	top.Clusters = top.Clusters[:1]
 	emptyCheckout := t.TempDir()
@@ -338,6 +341,8 @@ func TestUp_CleansUpAfterFailure(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	self, err := gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", filepath.Join(tc.CacheDir(), "testbed-bin"))
 	g.Expect(err).NotTo(gomega.HaveOccurred())
+
+	t.Cleanup(func() { _, _ = DownAll(context.Background(), Options{StateRoot: root, Toolchain: tc, Log: io.Discard}) })
 
 	t.Run("without retain", func(t *testing.T) {
 		g := gomega.NewWithT(t)
@@ -354,7 +359,8 @@ func TestUp_CleansUpAfterFailure(t *testing.T) {
 		g := gomega.NewWithT(t)
 		tb, err := Open(Options{Topology: top, StateRoot: root, Log: io.Discard, Toolchain: tc, SourceDir: emptyCheckout})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
-		g.Expect(tb.Up(ctx, UpOptions{Retain: true, SelfBinary: self})).NotTo(gomega.Succeed())
+		err = tb.Up(ctx, UpOptions{Retain: true, SelfBinary: self})
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("no Polykube CRDs")))
 		g.Expect(tb.apiReachable(ctx, top.Clusters[0].Name)).To(gomega.Succeed(), "the retained cluster still runs")
 		runs, err := DownAll(ctx, Options{StateRoot: root, Toolchain: tc, Log: io.Discard})
 		g.Expect(err).NotTo(gomega.HaveOccurred())

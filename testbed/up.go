@@ -43,6 +43,10 @@ func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
 		if err == nil {
 			return
 		}
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			// A step killed by the cancellation reports how it died; say why it was killed.
+			err = fmt.Errorf("interrupted: %w", errors.Join(context.Cause(ctx), err))
+		}
 		if existed {
 			fmt.Fprintf(tb.log, "Up failed on a run that was already there; keeping it (`polykube-testbed down --run %s` removes it).\n", filepath.Base(tb.dir))
 			return

@@ -61,6 +61,13 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig %s (context %q): %w", kubeconfig, context, err)
 	}
+	// Inline the certificate files: client-go caches TLS transports by file path, so a
+	// cluster re-created under the same path (same run name) would be dialled with the
+	// previous cluster's CA in a long-lived process.
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, fmt.Errorf("load the certificates of kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
 	return cfg, nil
 }
 

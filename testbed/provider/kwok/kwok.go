@@ -13,7 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -224,10 +227,14 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	pids := p.componentPIDs(name)
 	if exists {
 		if _, err := p.kwokctl(name, "delete", "cluster").Run(ctx); err != nil {
 			return fmt.Errorf("delete kwok cluster %s: %w", name, err)
 		}
+	}
+	if err := p.reap(ctx, name, pids); err != nil {
+		return err
 	}
 	return os.RemoveAll(p.clusterDir(name))
 }
@@ -238,8 +245,12 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	pids := p.componentPIDs(name)
 	if _, err := p.kwokctl(name, "stop", "cluster").Run(ctx); err != nil {
 		return fmt.Errorf("stop kwok cluster %s: %w", name, err)
+	}
+	if err := p.reap(ctx, name, pids); err != nil {
+		return err
 	}
 	cfg, err := cl.RESTConfig()
 	if err != nil {
@@ -361,4 +372,55 @@ func resources(cpu, mem, pods string) corev1.ResourceList {
 		corev1.ResourceMemory: resource.MustParse(mem),
 		corev1.ResourcePods:   resource.MustParse(pods),
 	}
+}
+
+// componentPIDs reads the PIDs kwokctl recorded for the cluster's components.
+func (p *Provider) componentPIDs(name string) []int {
+	files, _ := filepath.Glob(filepath.Join(p.clusterDir(name), "clusters", name, "pids", "*.pid"))
+	var pids []int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// reap waits for the components kwokctl signalled to exit, and kills the ones that do not:
+// kwokctl does not wait, and a kube-apiserver whose etcd is gone can hang in its graceful
+// shutdown for good, keeping its port.
+func (p *Provider) reap(ctx context.Context, name string, pids []int) error {
+	w := p.opts.Topology.Wait(topology.WaitProcess)
+	grace := time.Now().Add(w.Timeout.Duration / 3)
+	return wait.For(ctx, w, fmt.Sprintf("the components of %s to exit", name), func(context.Context) error {
+		var alive []string
+		for _, pid := range pids {
+			if !pidAlive(pid) {
+				continue
+			}
+			if time.Now().After(grace) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			alive = append(alive, strconv.Itoa(pid))
+		}
+		if len(alive) > 0 {
+			return fmt.Errorf("PIDs %s still running", strings.Join(alive, ", "))
+		}
+		return nil
+	})
+}
+
+// pidAlive reports whether pid is a live process (not a zombie).
+func pidAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }

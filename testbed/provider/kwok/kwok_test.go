@@ -3,9 +3,12 @@ package kwok_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,10 +136,36 @@ addons: []
 	g.Expect(cluster.ExportLogs(ctx, logs)).To(gomega.Succeed())
 	g.Expect(filepath.Join(logs, "kube-apiserver.log")).To(gomega.BeAnExistingFile())
 
+	pids := componentPIDs(t, dir)
+	g.Expect(pids).To(gomega.HaveLen(5), "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller")
 	g.Expect(cluster.Destroy(ctx)).To(gomega.Succeed())
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err == nil { // gone, or a zombie waiting for init to reap it
+			g.Expect(string(stat)).To(gomega.MatchRegexp(`\) [ZX] `), "component PID %d outlived Delete", pid)
+		}
+	}
 	_, err = os.Stat(filepath.Join(dir, "onprem-fra"))
 	g.Expect(errors.Is(err, os.ErrNotExist)).To(gomega.BeTrue())
 	names, err := p.List(ctx)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(names).To(gomega.BeEmpty())
+}
+
+func componentPIDs(t *testing.T, dir string) []int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "clusters", "*", "pids", "*.pid"))
+	var pids []int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
