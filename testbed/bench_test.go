@@ -75,7 +75,7 @@ func benchUp(b *testing.B, n int) {
 			n, total.Round(100*time.Millisecond), rss>>20, rss>>20/int64(n))
 		for _, p := range tb.Phases {
 			fmt.Printf("  %-28s %s\n", p.Name, p.Duration.Round(100*time.Millisecond))
-			b.ReportMetric(p.Duration.Seconds(), "s/"+strings.ReplaceAll(strings.ToLower(strings.Fields(p.Name)[0]), " ", "-"))
+			b.ReportMetric(p.Duration.Seconds(), "s/"+strings.Join(strings.Fields(strings.ToLower(p.Name)), "-"))
 		}
 		b.ReportMetric(float64(rss>>20), "MiB-peak-RSS")
 		if err := tb.Down(ctx); err != nil {
