@@ -18,19 +18,19 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/internal/testenv"
 	"github.com/polykube/polykube/operator/internal/apicount"
+	"github.com/polykube/polykube/operator/internal/rectest"
 	"github.com/polykube/polykube/operator/internal/setup"
 )
 
-// Env is one real API server shared by the tests of a package, started on first use.
+// Env is one real API server shared by the tests of a package, started on first use, with
+// a client that knows the operator's scheme.
 type Env struct {
+	rectest.Env
 	once   sync.Once
-	env    *testenv.Env
 	client client.Client
 	err    error
 }
@@ -39,40 +39,19 @@ type Env struct {
 // It fails the test (never skips) when the API server cannot start.
 func (e *Env) Start(tb testing.TB) (*rest.Config, client.Client) {
 	tb.Helper()
+	cfg := e.Env.Start(tb)
 	e.once.Do(func() {
-		e.env, e.err = testenv.Start(context.Background(), testenv.Options{})
-		if e.err != nil {
-			return
-		}
 		scheme, err := setup.Scheme()
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.client, e.err = client.New(e.env.Config, client.Options{Scheme: scheme})
+		e.client, e.err = client.New(cfg, client.Options{Scheme: scheme})
 	})
 	if e.err != nil {
-		tb.Fatalf("these integration tests need a real kube-apiserver and etcd: %v", e.err)
+		tb.Fatalf("create a client for the test API server: %v", e.err)
 	}
-	return e.env.Config, e.client
-}
-
-// AddUser returns a config that authenticates as user (RBAC applies to it: the API server runs
-// with --authorization-mode=RBAC). Start must have been called.
-func (e *Env) AddUser(tb testing.TB, user envtest.User) *rest.Config {
-	tb.Helper()
-	u, err := e.env.AddUser(user, e.env.Config)
-	if err != nil {
-		tb.Fatalf("add API user %s: %v", user.Name, err)
-	}
-	return u.Config()
-}
-
-// Stop stops the API server if it was started.
-func (e *Env) Stop() {
-	if e.env != nil {
-		_ = e.env.Stop()
-	}
+	return cfg, e.client
 }
 
 // Operator is a running in-process operator.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/rectest"
 )
 
 func newMember(name string, id int32, cidrs ...string) *polykubev1alpha1.ClusterMember {
@@ -38,9 +39,9 @@ func federationCondition(g Gomega, c client.Client, name, condType string) metav
 func TestReconciler_Federation_AllGood(t *testing.T) {
 	g := NewWithT(t)
 	c, fx := startReconcilers(t, "good-a")
-	create(t, c, newMember("good-a", 11, "10.11.0.0/16"))
-	create(t, c, newMember("good-b", 12, "10.12.0.0/16", "fd00:12::/56"))
-	create(t, c, newFederation("good", "good-a", "good-b"))
+	rectest.Create(t, c, newMember("good-a", 11, "10.11.0.0/16"))
+	rectest.Create(t, c, newMember("good-b", 12, "10.12.0.0/16", "fd00:12::/56"))
+	rectest.Create(t, c, newFederation("good", "good-a", "good-b"))
 
 	g.Eventually(func(g Gomega) {
 		fed := &polykubev1alpha1.Federation{}
@@ -75,7 +76,7 @@ func TestReconciler_Federation_AllGood(t *testing.T) {
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 
 	// Steady state: reconciles caused by metadata changes write nothing.
-	writes := fx.writeCount()
+	writes := fx.WriteCount()
 	fed := &polykubev1alpha1.Federation{}
 	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: "good"}, fed)).To(Succeed())
 	fed.Annotations = map[string]string{"test/touch": "1"}
@@ -89,11 +90,11 @@ func TestReconciler_Federation_AllGood(t *testing.T) {
 		got := &polykubev1alpha1.Federation{}
 		g.Expect(c.Get(context.Background(), client.ObjectKey{Name: "good"}, got)).To(Succeed())
 		g.Expect(got.ResourceVersion).To(Equal(touched), "the Federation was written in steady state")
-		g.Expect(fx.writeCount()).To(Equal(writes), "the reconcilers sent write requests in steady state")
+		g.Expect(fx.WriteCount()).To(Equal(writes), "the reconcilers sent write requests in steady state")
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
 
 	// A healthy roster emits no events.
-	g.Expect(fx.all()).To(BeEmpty())
+	g.Expect(fx.Events()).To(BeEmpty())
 }
 
 // TestReconciler_Federation_FailingChecks creates one roster per ClusterMesh prerequisite it
@@ -175,12 +176,12 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 			g := NewWithT(t)
 			c, fx := startReconcilers(t, tc.clusterName)
 			for _, m := range tc.members {
-				create(t, c, m)
+				rectest.Create(t, c, m)
 			}
 			fedName := "fed-" + tc.clusterName
 			fed := newFederation(fedName, tc.roster...)
 			fed.Spec.Mesh.MaxConnectedClusters = tc.maxClusters
-			create(t, c, fed)
+			rectest.Create(t, c, fed)
 
 			g.Eventually(func(g Gomega) {
 				cond := federationCondition(g, c, fedName, tc.wantType)
@@ -195,11 +196,11 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 			}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 
 			warning := "Warning " + tc.wantReason + " " + tc.wantType + ": "
-			g.Eventually(func() int { return fx.count(warning) }).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+			g.Eventually(func() int { return fx.CountEvents(warning) }).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
 			// The condition does not change any more, so no second event follows; Ready, which
 			// repeats the checks, has no events of its own.
-			g.Consistently(func() int { return fx.count(warning) }).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
-			for _, e := range fx.all() {
+			g.Consistently(func() int { return fx.CountEvents(warning) }).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
+			for _, e := range fx.Events() {
 				g.Expect(e).NotTo(ContainSubstring(" Ready: "))
 			}
 		})
@@ -212,8 +213,8 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 	g := NewWithT(t)
 	c, fx := startReconcilers(t, "late-a")
-	create(t, c, newMember("late-b", 91, "10.91.0.0/16"))
-	create(t, c, newFederation("late", "late-a", "late-b"))
+	rectest.Create(t, c, newMember("late-b", 91, "10.91.0.0/16"))
+	rectest.Create(t, c, newFederation("late", "late-a", "late-b"))
 
 	g.Eventually(func(g Gomega) {
 		cond := federationCondition(g, c, "late", polykubev1alpha1.ClusterIdentifiedCondition)
@@ -226,10 +227,10 @@ func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 		g.Expect(fed.Status.Members).To(ContainElement(polykubev1alpha1.FederationMemberStatus{Name: "late-a", Local: true}))
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 	g.Eventually(func() int {
-		return fx.count("Warning " + polykubev1alpha1.ReasonClusterMemberMissing + " " + polykubev1alpha1.ClusterIdentifiedCondition)
-	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+		return fx.CountEvents("Warning " + polykubev1alpha1.ReasonClusterMemberMissing + " " + polykubev1alpha1.ClusterIdentifiedCondition)
+	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
 
-	create(t, c, newMember("late-a", 92, "10.92.0.0/16"))
+	rectest.Create(t, c, newMember("late-a", 92, "10.92.0.0/16"))
 
 	g.Eventually(func(g Gomega) {
 		ready := federationCondition(g, c, "late", polykubev1alpha1.ReadyCondition)
@@ -242,9 +243,9 @@ func TestReconciler_Federation_RecoversWhenClusterMembersArrive(t *testing.T) {
 		g.Expect(m.Status.Local).To(BeTrue())
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 	g.Eventually(func() int {
-		return fx.count("Normal " + polykubev1alpha1.ReasonSucceeded + " " + polykubev1alpha1.ClusterIdentifiedCondition)
-	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
-	g.Expect(fx.count("Warning "+polykubev1alpha1.ReasonClusterMemberMissing+" "+polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", fx.all())
+		return fx.CountEvents("Normal " + polykubev1alpha1.ReasonSucceeded + " " + polykubev1alpha1.ClusterIdentifiedCondition)
+	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
+	g.Expect(fx.CountEvents("Warning "+polykubev1alpha1.ReasonClusterMemberMissing+" "+polykubev1alpha1.ClusterIdentifiedCondition)).To(Equal(1), "events: %v", fx.Events())
 }
 
 // TestReconciler_ClusterMember_LocalFlagFollowsClusterName checks that status.local moves when

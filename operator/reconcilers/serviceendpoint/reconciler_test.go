@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/rectest"
 )
 
 const localCluster = "se-local"
@@ -23,7 +24,7 @@ const localCluster = "se-local"
 func namespace(t *testing.T, c client.Client, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	create(t, c, ns)
+	rectest.Create(t, c, ns)
 	return ns.Name
 }
 
@@ -133,10 +134,10 @@ func TestReconciler_ServiceEndpoint_ServiceInEveryCluster(t *testing.T) {
 			g := NewWithT(t)
 			ns := namespaces[i]
 			if tc.workload != nil {
-				create(t, c, newWorkload(ns, "api", tc.workload))
+				rectest.Create(t, c, newWorkload(ns, "api", tc.workload))
 			}
 			se := newServiceEndpoint(ns, "api-global", "api")
-			create(t, c, se)
+			rectest.Create(t, c, se)
 
 			g.Eventually(func(g Gomega) {
 				got := getServiceEndpoint(g, c, ns, "api-global")
@@ -154,12 +155,12 @@ func TestReconciler_ServiceEndpoint_ServiceInEveryCluster(t *testing.T) {
 	t.Run("the Workload appears later", func(t *testing.T) {
 		g := NewWithT(t)
 		ns := namespaces[3]
-		create(t, c, newServiceEndpoint(ns, "late", "late"))
+		rectest.Create(t, c, newServiceEndpoint(ns, "late", "late"))
 		g.Eventually(func(g Gomega) {
 			ready := readyOf(g, getServiceEndpoint(g, c, ns, "late"))
 			g.Expect(ready.Reason).To(Equal(polykubev1alpha1.ReasonWorkloadNotFound), ready.Message)
 		}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
-		create(t, c, newWorkload(ns, "late", map[string]int32{localCluster: 1}))
+		rectest.Create(t, c, newWorkload(ns, "late", map[string]int32{localCluster: 1}))
 		g.Eventually(func(g Gomega) {
 			ready := readyOf(g, getServiceEndpoint(g, c, ns, "late"))
 			g.Expect(ready.Reason).To(Equal(polykubev1alpha1.ReasonSucceeded), ready.Message)
@@ -174,8 +175,8 @@ func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
 	c, fx := startReconcilers(t, localCluster)
 	g := NewWithT(t)
 	ns := namespace(t, c, "se-spec")
-	create(t, c, newWorkload(ns, "api", map[string]int32{localCluster: 1}))
-	create(t, c, newServiceEndpoint(ns, "api", "api", func(se *polykubev1alpha1.ServiceEndpoint) { se.Spec.Affinity = "local" }))
+	rectest.Create(t, c, newWorkload(ns, "api", map[string]int32{localCluster: 1}))
+	rectest.Create(t, c, newServiceEndpoint(ns, "api", "api", func(se *polykubev1alpha1.ServiceEndpoint) { se.Spec.Affinity = "local" }))
 	g.Eventually(func(g Gomega) {
 		se := getServiceEndpoint(g, c, ns, "api")
 		g.Expect(readyOf(g, se).Status).To(Equal(metav1.ConditionTrue))
@@ -209,7 +210,7 @@ func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
 
 	// Steady state: a reconcile caused by a metadata change of the ServiceEndpoint writes neither
 	// the Service nor the status.
-	writes := fx.writeCount()
+	writes := fx.WriteCount()
 	se = getServiceEndpoint(g, c, ns, "api")
 	touched := se.DeepCopy()
 	touched.Annotations = map[string]string{"test/touch": "1"}
@@ -218,11 +219,11 @@ func TestReconciler_ServiceEndpoint_SpecChangeAndSteadyState(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(getServiceEndpoint(g, c, ns, "api").ResourceVersion).To(Equal(touched.ResourceVersion), "the ServiceEndpoint was written in steady state")
 		g.Expect(getService(g, c, ns, "api").ResourceVersion).To(Equal(svcVersion), "the Service was written in steady state")
-		g.Expect(fx.writeCount()).To(Equal(writes), "the reconciler sent write requests in steady state")
+		g.Expect(fx.WriteCount()).To(Equal(writes), "the reconciler sent write requests in steady state")
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
 
 	// Healthy all along: no events.
-	g.Expect(fx.all()).To(BeEmpty())
+	g.Expect(fx.Events()).To(BeEmpty())
 }
 
 // TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone checks that a Service the
@@ -241,7 +242,7 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 	}
 	g.Expect(c.Create(context.Background(), foreign)).To(Succeed())
 	foreignVersion := foreign.ResourceVersion
-	create(t, c, newServiceEndpoint(ns, "legacy", "api"))
+	rectest.Create(t, c, newServiceEndpoint(ns, "legacy", "api"))
 
 	g.Eventually(func(g Gomega) {
 		se := getServiceEndpoint(g, c, ns, "legacy")
@@ -252,15 +253,15 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 		g.Expect(ready.Message).To(ContainSubstring("app.kubernetes.io/managed-by=Helm"))
 		g.Expect(se.Status.ServiceName).To(BeEmpty())
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
-	g.Eventually(func() int { return fx.count("Warning Conflict ") }).
-		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+	g.Eventually(func() int { return fx.CountEvents("Warning Conflict ") }).
+		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
 	g.Consistently(func(g Gomega) {
 		svc := getService(g, c, ns, "legacy")
 		g.Expect(svc.ResourceVersion).To(Equal(foreignVersion), "the foreign Service was changed")
 		g.Expect(svc.OwnerReferences).To(BeEmpty())
 		g.Expect(svc.Annotations).NotTo(HaveKey("service.cilium.io/global"))
 	}).WithTimeout(quietPeriod).WithPolling(waitInterval).Should(Succeed())
-	g.Expect(fx.count("Warning Conflict ")).To(Equal(1), "one event per transition: %v", fx.all())
+	g.Expect(fx.CountEvents("Warning Conflict ")).To(Equal(1), "one event per transition: %v", fx.Events())
 
 	// Once the foreign Service is gone, the ServiceEndpoint creates its own.
 	g.Expect(c.Delete(context.Background(), foreign)).To(Succeed())
@@ -271,8 +272,8 @@ func TestReconciler_ServiceEndpoint_ForeignServiceIsLeftAlone(t *testing.T) {
 		g.Expect(ready.Reason).To(Equal(polykubev1alpha1.ReasonWorkloadNotFound))
 		expectManagedService(g, getService(g, c, ns, "legacy"), se, "true", "true", "none")
 	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
-	g.Eventually(func() int { return fx.count("Normal WorkloadNotFound ") }).
-		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.all())
+	g.Eventually(func() int { return fx.CountEvents("Normal WorkloadNotFound ") }).
+		WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Equal(1), "events: %v", fx.Events())
 }
 
 // TestReconciler_ServiceEndpoint_CountsLocalReadyEndpoints feeds EndpointSlices by hand (there is
@@ -281,8 +282,8 @@ func TestReconciler_ServiceEndpoint_CountsLocalReadyEndpoints(t *testing.T) {
 	c, _ := startReconcilers(t, localCluster)
 	g := NewWithT(t)
 	ns := namespace(t, c, "se-endpoints")
-	create(t, c, newWorkload(ns, "api", map[string]int32{localCluster: 3}))
-	create(t, c, newServiceEndpoint(ns, "api", "api"))
+	rectest.Create(t, c, newWorkload(ns, "api", map[string]int32{localCluster: 3}))
+	rectest.Create(t, c, newServiceEndpoint(ns, "api", "api"))
 
 	endpoint := func(ip string, ready bool) discoveryv1.Endpoint {
 		return discoveryv1.Endpoint{
@@ -311,7 +312,7 @@ func TestReconciler_ServiceEndpoint_CountsLocalReadyEndpoints(t *testing.T) {
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.3.0.1"}}},
 	}
 	for _, s := range []*discoveryv1.EndpointSlice{local, remote, other} {
-		create(t, c, s)
+		rectest.Create(t, c, s)
 	}
 
 	localReady := func(g Gomega) int32 {
