@@ -142,6 +142,7 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 		return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
 	}
 	interval := metav1.Duration{Duration: tb.state.Topology.Flux.Interval.Duration}
+	applyInterval := metav1.Duration{Duration: tb.state.Topology.Flux.ApplyInterval.Duration}
 	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, repo, func() error {
 		repo.Spec.URL = tb.GitURL()
@@ -154,7 +155,7 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	}
 	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, ks, func() error {
-		ks.Spec.Interval = interval
+		ks.Spec.Interval = applyInterval
 		ks.Spec.RetryInterval = &metav1.Duration{Duration: 5 * time.Second}
 		ks.Spec.Timeout = &metav1.Duration{Duration: time.Minute}
 		ks.Spec.Path = "./" + gitrepo.ClusterPath(cluster)
@@ -168,20 +169,34 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	return nil
 }
 
-// Reconcile asks Flux in every reachable cluster to fetch Git now instead of at the next
-// interval (the reconcile.fluxcd.io/requestedAt annotation, as `flux reconcile` sets it).
+// Reconcile asks Flux in every reachable cluster to fetch Git and re-apply its last revision
+// now instead of at the next interval (the reconcile.fluxcd.io/requestedAt annotation, as
+// `flux reconcile kustomization --with-source` sets it).
 func (tb *Testbed) Reconcile(ctx context.Context) {
+	tb.requestReconcile(ctx, &sourcev1.GitRepository{}, &kustomizev1.Kustomization{})
+}
+
+// Fetch asks Flux in every reachable cluster to fetch Git now. A new revision is then applied
+// at once: the Kustomization watches its source. (Asking the Kustomization too would only
+// start a re-apply of the old revision that the new one then waits behind.)
+func (tb *Testbed) Fetch(ctx context.Context) {
+	tb.requestReconcile(ctx, &sourcev1.GitRepository{})
+}
+
+// requestReconcile sets the reconcile-request annotation on the named Flux objects of every
+// reachable cluster. An unreachable cluster is skipped: its Flux catches up at its interval.
+func (tb *Testbed) requestReconcile(ctx context.Context, objs ...client.Object) {
 	now := time.Now().Format(time.RFC3339Nano)
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, now))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
 		cl, err := tb.Client(c.Name)
 		if err != nil {
 			return err
 		}
-		for _, obj := range []client.Object{
-			&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}},
-			&kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}},
-		} {
-			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, now))
+		for _, obj := range objs {
+			obj := obj.DeepCopyObject().(client.Object)
+			obj.SetNamespace(FluxNamespace)
+			obj.SetName(FluxObjectName)
 			_ = cl.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
 		}
 		return nil

@@ -39,7 +39,7 @@ func (tb *Testbed) Commit(ctx context.Context, ch gitrepo.Change) (string, error
 		return "", err
 	}
 	if tb.state.Topology.HasAddon("flux") {
-		tb.Reconcile(ctx)
+		tb.Fetch(ctx)
 	}
 	return rev, nil
 }

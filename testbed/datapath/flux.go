@@ -59,7 +59,7 @@ func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitR
 		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
 		ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace},
 		Spec: kustomizev1.KustomizationSpec{
-			Interval:      interval,
+			Interval:      metav1.Duration{Duration: top.Flux.ApplyInterval.Duration},
 			RetryInterval: &metav1.Duration{Duration: 5 * time.Second},
 			Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
 			Path:          "./" + gitrepo.ClusterPath(cluster),

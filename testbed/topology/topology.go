@@ -102,8 +102,13 @@ type Cluster struct {
 
 // FluxOptions configure the Flux add-on.
 type FluxOptions struct {
-	// Interval is how often Flux fetches Git and reconciles (default 10s).
+	// Interval is how often Flux fetches Git (the GitRepository's interval, default 10s).
+	// A new revision is applied as soon as it is fetched, whatever ApplyInterval is.
 	Interval Duration `json:"interval,omitempty"`
+	// ApplyInterval is how often Flux re-applies the last revision when nothing changed, to
+	// undo drift (the Kustomization's interval, default 1m). Every re-apply server-side applies
+	// the operator's CRDs, so a short one costs CPU on every cluster all the time.
+	ApplyInterval Duration `json:"applyInterval,omitempty"`
 }
 
 // Wait is a timeout and a polling interval.
@@ -185,6 +190,9 @@ func (t *Topology) SetDefaults() {
 	if t.Flux.Interval.Duration == 0 {
 		t.Flux.Interval.Duration = 10 * time.Second
 	}
+	if t.Flux.ApplyInterval.Duration == 0 {
+		t.Flux.ApplyInterval.Duration = time.Minute
+	}
 	for i := range t.Clusters {
 		if t.Clusters[i].FakeNodes == 0 && t.Provider == ProviderKwok {
 			t.Clusters[i].FakeNodes = 1
@@ -251,6 +259,9 @@ func (t *Topology) Validate() error {
 	}
 	if t.Flux.Interval.Duration < time.Second {
 		add("flux.interval: %s is too short; use at least 1s", t.Flux.Interval.Duration)
+	}
+	if t.Flux.ApplyInterval.Duration < time.Second {
+		add("flux.applyInterval: %s is too short; use at least 1s", t.Flux.ApplyInterval.Duration)
 	}
 	for name, w := range t.Waits {
 		if _, ok := DefaultWaits[name]; !ok {

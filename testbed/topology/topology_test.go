@@ -64,6 +64,8 @@ func TestParse_Errors(t *testing.T) {
 			[]string{`unknown wait "forever"`}},
 		{"unparsable duration", header + "flux: {interval: soon}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{`"soon" is not a duration`}},
+		{"intervals too short", header + "flux: {interval: 500ms, applyInterval: -1s}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{"flux.interval: 500ms is too short", "flux.applyInterval: -1s is too short"}},
 		{"too many nodes for the CIDR", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/23], fakeNodes: 3}]",
 			[]string{"3 nodes need 3 /24 node CIDRs"}},
 	}
@@ -85,6 +87,8 @@ func TestParse_DefaultsAndWaits(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(top.Provider).To(gomega.Equal(ProviderKwok))
 	g.Expect(top.Clusters[0].FakeNodes).To(gomega.Equal(1))
+	g.Expect(top.Flux.Interval.Duration).To(gomega.Equal(10 * time.Second))
+	g.Expect(top.Flux.ApplyInterval.Duration).To(gomega.Equal(time.Minute))
 	g.Expect(top.Wait(WaitDelivery).Timeout.Duration).To(gomega.Equal(5 * time.Minute))
 	g.Expect(top.Wait(WaitDelivery).Interval).To(gomega.Equal(DefaultWaits[WaitDelivery].Interval))
 	g.Expect(top.Wait(WaitClusterReady)).To(gomega.Equal(DefaultWaits[WaitClusterReady]))

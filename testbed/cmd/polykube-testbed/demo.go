@@ -131,7 +131,7 @@ func runDemo(ctx context.Context, out io.Writer, opts testbed.Options, keep, ret
 	if err := tb.Repair(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
 		return err
 	}
-	tb.Reconcile(ctx)
+	tb.Fetch(ctx)
 	if err := tb.WaitDelivered(ctx, rev, demoGCP); err != nil {
 		return err
 	}
