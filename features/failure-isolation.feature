@@ -55,7 +55,8 @@ Feature: Failure isolation
   Scenario: While the Git server is down every cluster keeps serving its last state
     When the Git server is stopped
     Then every cluster reports that it cannot fetch from Git
-    And the replicas of "web" stay as they are while Git is unreachable
+    When every cluster's Flux applies its last revision again
+    Then the replicas of "web" stay as they are while Git is unreachable
     And no Deployment of "web" was deleted or duplicated
     When the Git server is started again
     And I commit to Git the Workload "web" with 9 replicas in total

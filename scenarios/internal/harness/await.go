@@ -18,7 +18,13 @@ type Check func(ctx context.Context) error
 func Await(ctx context.Context, w topology.Wait, what string, check Check) error {
 	var last error
 	err := kwait.PollUntilContextTimeout(ctx, w.Interval.Duration, w.Timeout.Duration, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
+		err := check(ctx)
+		if err != nil && ctx.Err() != nil && last != nil {
+			// The wait ran out during this check: keep what the previous one saw, which
+			// says more than "context deadline exceeded".
+			return false, nil
+		}
+		last = err
 		return last == nil, nil
 	})
 	switch {

@@ -132,3 +132,35 @@ func (sc *Scenario) CheckRoster(ctx context.Context, members []Member) error {
 		return errors.Join(errs...)
 	})
 }
+
+// ReapplyEverywhere asks every cluster's Flux to apply the revision it last fetched again, and
+// waits until each has done so successfully: what a re-apply at the Kustomization's interval
+// would do, made to happen now, so that a following hold covers it.
+func (sc *Scenario) ReapplyEverywhere(ctx context.Context) error {
+	tokens := map[string]string{}
+	for _, cl := range sc.Fed.Clusters() {
+		token, err := sc.Fed.Git().RequestApply(ctx, cl)
+		if err != nil {
+			return err
+		}
+		tokens[cl] = token
+	}
+	return Await(ctx, sc.Config.Wait(WaitDelivery), "every cluster's Flux to apply its last revision again", func(ctx context.Context) error {
+		var pending []string
+		for _, cl := range sc.Fed.Clusters() {
+			handled, ready, msg, err := sc.Fed.Git().ApplyHandled(ctx, cl, tokens[cl])
+			switch {
+			case err != nil:
+				pending = append(pending, fmt.Sprintf("%s: %v", cl, err))
+			case !handled:
+				pending = append(pending, cl+": not yet")
+			case !ready:
+				pending = append(pending, fmt.Sprintf("%s: applied but not Ready (%s)", cl, msg))
+			}
+		}
+		if len(pending) > 0 {
+			return errors.New(strings.Join(pending, "; "))
+		}
+		return nil
+	})
+}

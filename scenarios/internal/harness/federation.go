@@ -55,6 +55,12 @@ type Git interface {
 	// AppliedRevision is the revision cluster's Flux Kustomization last applied (empty when
 	// none), and whether its last fetch from Git succeeded.
 	AppliedRevision(ctx context.Context, cluster string) (revision string, fetchOK bool, err error)
+	// RequestApply asks the cluster's Flux to apply the revision it last fetched again now,
+	// as `flux reconcile kustomization` does, and returns the request's token.
+	RequestApply(ctx context.Context, cluster string) (token string, err error)
+	// ApplyHandled reports whether the cluster's Flux finished the apply asked for with
+	// token, and whether that apply succeeded (with its message when it did not).
+	ApplyHandled(ctx context.Context, cluster, token string) (handled, ready bool, message string, err error)
 }
 
 // Faults are the failures a scenario can inject. Each Stop has a Start that heals it; each

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -69,6 +70,9 @@ func (c *Clients) Admin(cluster string) (client.Client, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 50, 100
+	// A request to an API server that stopped answering fails in time for the step's wait
+	// to try again, instead of hanging until the wait runs out.
+	cfg.Timeout = 15 * time.Second
 	cl, err := NewClient(cfg)
 	if err != nil {
 		return nil, err

@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
+	"time"
+
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,12 +52,31 @@ func openTestbed(ctx context.Context, top *topology.Topology, log io.Writer) (Fe
 	if err != nil {
 		return nil, err
 	}
-	return &testbedFederation{tb: tb, provider: p}, nil
+	return &testbedFederation{tb: tb, provider: p, clients: map[string]client.Client{}}, nil
 }
 
 type testbedFederation struct {
 	tb       *testbed.Testbed
 	provider provider.Provider
+
+	mu      sync.Mutex
+	clients map[string]client.Client
+}
+
+// client is the test bed's admin client of cluster, made once: a new client discovers the
+// API again, which is most of the cost of a poll.
+func (f *testbedFederation) client(cluster string) (client.Client, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.clients[cluster]; ok {
+		return c, nil
+	}
+	c, err := f.tb.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	f.clients[cluster] = c
+	return c, nil
 }
 
 func (f *testbedFederation) Provider() string { return f.provider.Name() }
@@ -107,7 +131,7 @@ var (
 
 // AppliedRevision reads the cluster's Flux Kustomization and GitRepository.
 func (g testbedGit) AppliedRevision(ctx context.Context, cluster string) (string, bool, error) {
-	c, err := g.f.tb.Client(cluster)
+	c, err := g.f.client(cluster)
 	if err != nil {
 		return "", false, err
 	}
@@ -126,6 +150,39 @@ func (g testbedGit) AppliedRevision(ctx context.Context, cluster string) (string
 	return rev, readyTrue(repo), nil
 }
 
+// RequestApply sets Flux's reconcile-request annotation on the cluster's Kustomization.
+func (g testbedGit) RequestApply(ctx context.Context, cluster string) (string, error) {
+	c, err := g.f.client(cluster)
+	if err != nil {
+		return "", err
+	}
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	ks.SetNamespace(testbed.FluxNamespace)
+	ks.SetName(testbed.FluxObjectName)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, fluxmeta.ReconcileRequestAnnotation, token)
+	if err := c.Patch(ctx, ks, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return "", fmt.Errorf("ask Flux in cluster %q to apply again: %w", cluster, err)
+	}
+	return token, nil
+}
+
+// ApplyHandled compares the Kustomization's status.lastHandledReconcileAt with the token.
+func (g testbedGit) ApplyHandled(ctx context.Context, cluster, token string) (bool, bool, string, error) {
+	c, err := g.f.client(cluster)
+	if err != nil {
+		return false, false, "", err
+	}
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
+		return false, false, "", fmt.Errorf("get Kustomization: %w", err)
+	}
+	handled, _, _ := unstructured.NestedString(ks.Object, "status", "lastHandledReconcileAt")
+	return handled == token, readyTrue(ks), readyMessage(ks), nil
+}
+
 // readyTrue reports whether an unstructured object's Ready condition is True.
 func readyTrue(u *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
@@ -136,6 +193,18 @@ func readyTrue(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// readyMessage is an unstructured object's Ready condition's reason and message.
+func readyMessage(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == "Ready" {
+			return fmt.Sprintf("%v: %v", m["reason"], m["message"])
+		}
+	}
+	return "no Ready condition"
 }
 
 type testbedFaults struct{ tb *testbed.Testbed }
