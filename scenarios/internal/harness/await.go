@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"time"
 
 	kwait "k8s.io/apimachinery/pkg/util/wait"
 
@@ -13,18 +14,19 @@ import (
 // (the "last seen" of a timeout).
 type Check func(ctx context.Context) error
 
+// checkTimeout bounds one call of a Check. Each call gets the step's context with this
+// timeout rather than the wait's deadline, so the last call before a timeout runs whole and
+// its error says what was last seen (not "context deadline exceeded").
+const checkTimeout = 30 * time.Second
+
 // Await polls check every w.Interval, first at once, until it returns nil or w.Timeout passes.
 // The error names what was awaited, for how long, and what was last seen.
 func Await(ctx context.Context, w topology.Wait, what string, check Check) error {
 	var last error
-	err := kwait.PollUntilContextTimeout(ctx, w.Interval.Duration, w.Timeout.Duration, true, func(ctx context.Context) (bool, error) {
-		err := check(ctx)
-		if err != nil && ctx.Err() != nil && last != nil {
-			// The wait ran out during this check: keep what the previous one saw, which
-			// says more than "context deadline exceeded".
-			return false, nil
-		}
-		last = err
+	err := kwait.PollUntilContextTimeout(ctx, w.Interval.Duration, w.Timeout.Duration, true, func(context.Context) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		defer cancel()
+		last = check(cctx)
 		return last == nil, nil
 	})
 	switch {

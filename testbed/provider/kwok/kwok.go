@@ -179,15 +179,28 @@ func (p *Provider) Create(ctx context.Context, c topology.Cluster) (*provider.Cl
 	return cl, nil
 }
 
+const (
+	// nodeLeaseSeconds is how long a fake node's lease outlives the kwok-controller holding
+	// it: the longest a restarted cluster's pods wait to be managed again.
+	nodeLeaseSeconds = 15
+	// heartbeatFactor is kwokctl's default: node heartbeats five times slower than a kubelet's.
+	heartbeatFactor = 5
+)
+
 func (p *Provider) create(ctx context.Context, c topology.Cluster) error {
 	pp, err := p.ports(c.Name)
 	if err != nil {
 		return err
 	}
 	dir := p.clusterDir(c.Name)
-	// The etcd peer port has no flag: it goes in a configuration file.
+	// The etcd peer port has no flag: it goes in a configuration file. So does the fake
+	// nodes' lease duration: a kwok-controller started again (after a stopped API server)
+	// has a new identity and manages no node, so no pod becomes ready, until the previous
+	// controller's leases expire: 200s by default. kwokctl multiplies the duration (and the
+	// node heartbeats) by heartbeatFactor, which is stated here so the arithmetic is ours.
 	conf := filepath.Join(dir, "kwokctl.yaml")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %d\n", pp.EtcdPeer), 0o644); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %d\n  heartbeatFactor: %d\n  nodeLeaseDurationSeconds: %d\n",
+		pp.EtcdPeer, heartbeatFactor, nodeLeaseSeconds/heartbeatFactor), 0o644); err != nil {
 		return err
 	}
 	args := []string{"create", "cluster",
