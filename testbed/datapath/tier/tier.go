@@ -59,7 +59,8 @@ type Options struct {
 	Provider string
 	// Dir is the run's state directory.
 	Dir string
-	// SourceDir is the Polykube checkout (Dockerfile, gitops/, operator CRDs).
+	// SourceDir is the Polykube checkout (Dockerfile, gitops/, operator CRDs); "" finds it
+	// above the working directory.
 	SourceDir string
 	// DryRun prints the plan instead of running it.
 	DryRun bool
@@ -86,6 +87,8 @@ type State struct {
 	Seeded   string             `json:"seeded,omitempty"`
 	// Operator is the operator Deployment found in the rendered operator base.
 	Operator gitrepo.OperatorObject `json:"operator"`
+	// ServiceAccount is the operator's ServiceAccount in the rendered operator base.
+	ServiceAccount gitrepo.OperatorObject `json:"serviceAccount"`
 }
 
 // Bed is one datapath run.
@@ -126,11 +129,20 @@ func Open(opts Options) (*Bed, error) {
 		if st.Topology == nil {
 			st = &rec
 		} else {
-			st.GitAddr, st.Seeded, st.Operator = rec.GitAddr, rec.Seeded, rec.Operator
+			st.GitAddr, st.Seeded, st.Operator, st.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
 		}
 	}
 	if st.Topology == nil {
 		return nil, fmt.Errorf("no datapath run in %s: run `polykube-testbed up --provider kind` first", opts.Dir)
+	}
+	if opts.SourceDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if opts.SourceDir, err = gobuild.FindRoot(wd); err != nil {
+			return nil, fmt.Errorf("find the Polykube checkout (the datapath tier builds its image from it): %w; set the source directory", err)
+		}
 	}
 	top := *st.Topology
 	if opts.Provider != "" {
@@ -402,7 +414,7 @@ func (b *Bed) upGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.state.Operator = seed.Deployment
+	b.state.Operator, b.state.ServiceAccount = seed.Deployment, seed.ServiceAccount
 	if !b.env.Runner.Note("commit to %s: %s", b.GitURL(), strings.Join(sortedKeys(seed.Files), ", ")) {
 		return nil
 	}
@@ -436,30 +448,45 @@ func (b *Bed) WaitDeployment(ctx context.Context, namespace, name string) error 
 		return nil
 	}
 	for _, m := range b.env.Members {
-		cl, err := b.env.Client(m)
-		if err != nil {
-			return err
-		}
-		what := fmt.Sprintf("Deployment %s/%s in %s to be available", namespace, name, m.Name)
-		err = wait.For(ctx, datapath.Waits[datapath.WaitRollout], what, func(ctx context.Context) error {
-			var d appsv1.Deployment
-			if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
-				return err
-			}
-			want := int32(1)
-			if d.Spec.Replicas != nil {
-				want = *d.Spec.Replicas
-			}
-			if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want || d.Status.UpdatedReplicas < want {
-				return fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, want)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := b.waitDeployment(ctx, m, namespace, name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// WaitDeploymentIn waits until a Deployment exists and is fully available in one member.
+func (b *Bed) WaitDeploymentIn(ctx context.Context, cluster, namespace, name string) error {
+	m, err := b.env.Member(cluster)
+	if err != nil {
+		return err
+	}
+	if !b.env.Runner.Note("wait until Deployment %s/%s is available in %s", namespace, name, m.Context) {
+		return nil
+	}
+	return b.waitDeployment(ctx, m, namespace, name)
+}
+
+func (b *Bed) waitDeployment(ctx context.Context, m datapath.Member, namespace, name string) error {
+	cl, err := b.env.Client(m)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("Deployment %s/%s in %s to be available", namespace, name, m.Name)
+	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], what, func(ctx context.Context) error {
+		var d appsv1.Deployment
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
+			return err
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.AvailableReplicas < want || d.Status.UpdatedReplicas < want {
+			return fmt.Errorf("%d of %d replicas available", d.Status.AvailableReplicas, want)
+		}
+		return nil
+	})
 }
 
 // Down deletes the clusters and stops the Git server.
