@@ -45,7 +45,11 @@ func TestFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	top, err := topology.Load(cfg.Topology)
+	topFile, err := harness.SelectTopology(cfg, configFile) // $POLYKUBE_SCENARIO_TOPOLOGY, e.g. topology-kind.yaml
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topology.Load(topFile)
 	if err != nil {
 		t.Fatal(err)
 	}

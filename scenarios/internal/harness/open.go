@@ -2,8 +2,10 @@ package harness
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -11,14 +13,15 @@ import (
 // OpenFunc brings up (or reuses) the federation of a topology for the suite.
 type OpenFunc func(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error)
 
-// Open is how the suite gets its federation. The test-bed adapter (testbed.go) sets it; while
-// no adapter is compiled in, every scenario that needs clusters fails with ErrNoTestbed.
-var Open OpenFunc = func(context.Context, *topology.Topology, io.Writer) (Federation, error) {
-	return nil, ErrNoTestbed
+// Open is how the suite gets its federation: the datapath tier (datapathfed.go) for a
+// topology whose provider is kind or k0s, else the hermetic test bed (testbed.go).
+var Open OpenFunc = func(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
+	switch top.Provider {
+	case topology.ProviderKind, topology.ProviderK0s:
+		return openDatapath(ctx, top, log)
+	}
+	return openTestbed(ctx, top, log)
 }
-
-// ErrNoTestbed says the suite was built without a test-bed adapter.
-var ErrNoTestbed = errors.New("no test bed is compiled into the scenario suite (scenarios/internal/harness/testbed.go); scenarios that need clusters cannot run")
 
 // ProviderCapabilities are the capabilities a test-bed provider's federation has, known
 // before anything is brought up, so the runner can report what it will not run.
@@ -28,4 +31,26 @@ func ProviderCapabilities(provider string) []string {
 		return []string{CapabilityDatapath}
 	}
 	return nil
+}
+
+// TopologyEnv names a topology file that replaces the one config.yaml names, for example
+// topology-kind.yaml to run the features on kind clusters (`make e2e PROVIDER=kind` sets it).
+// A relative path is relative to the directory of the config file.
+const TopologyEnv = "POLYKUBE_SCENARIO_TOPOLOGY"
+
+// SelectTopology applies $POLYKUBE_SCENARIO_TOPOLOGY to a configuration loaded from
+// configFile, and returns the topology file to use.
+func SelectTopology(cfg *Config, configFile string) (string, error) {
+	file := os.Getenv(TopologyEnv)
+	if file == "" {
+		return cfg.Topology, nil
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(filepath.Dir(configFile), file)
+	}
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("$%s names %s: %w; name a topology file such as topology-kind.yaml (relative to %s)", TopologyEnv, file, err, filepath.Dir(configFile))
+	}
+	cfg.Topology = file
+	return file, nil
 }

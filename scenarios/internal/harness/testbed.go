@@ -5,23 +5,14 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
-	fluxmeta "github.com/fluxcd/pkg/apis/meta"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed"
-	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
-
-func init() { Open = openTestbed }
 
 // RunName is the test-bed run the suite brings up and shares between its scenarios.
 const RunName = "scenarios"
@@ -107,7 +98,7 @@ func (f *testbedFederation) OperatorConfig(cluster string) (*rest.Config, error)
 	return provider.RESTConfig(path, "")
 }
 
-func (f *testbedFederation) Git() Git       { return testbedGit{f} }
+func (f *testbedFederation) Git() Git       { return fluxGit{commit: f.tb.Commit, client: f.client} }
 func (f *testbedFederation) Faults() Faults { return testbedFaults{f.tb} }
 
 func (f *testbedFederation) Diagnose(ctx context.Context, dir string) (string, error) {
@@ -115,97 +106,6 @@ func (f *testbedFederation) Diagnose(ctx context.Context, dir string) (string, e
 }
 
 func (f *testbedFederation) Close(ctx context.Context) error { return f.tb.Down(ctx) }
-
-type testbedGit struct{ f *testbedFederation }
-
-func (g testbedGit) Commit(ctx context.Context, message string, put map[string][]byte, remove []string) (string, error) {
-	return g.f.tb.Commit(ctx, gitrepo.Change{Put: put, Remove: remove, Message: message})
-}
-
-func (g testbedGit) Dir() string { return gitrepo.WorkloadsDir }
-
-var (
-	kustomizationGVK = schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"}
-	gitRepositoryGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"}
-)
-
-// AppliedRevision reads the cluster's Flux Kustomization and GitRepository.
-func (g testbedGit) AppliedRevision(ctx context.Context, cluster string) (string, bool, error) {
-	c, err := g.f.client(cluster)
-	if err != nil {
-		return "", false, err
-	}
-	key := client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}
-	ks := &unstructured.Unstructured{}
-	ks.SetGroupVersionKind(kustomizationGVK)
-	if err := c.Get(ctx, key, ks); err != nil {
-		return "", false, fmt.Errorf("get Kustomization %s: %w", key, err)
-	}
-	rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
-	repo := &unstructured.Unstructured{}
-	repo.SetGroupVersionKind(gitRepositoryGVK)
-	if err := c.Get(ctx, key, repo); err != nil {
-		return rev, false, fmt.Errorf("get GitRepository %s: %w", key, err)
-	}
-	return rev, readyTrue(repo), nil
-}
-
-// RequestApply sets Flux's reconcile-request annotation on the cluster's Kustomization.
-func (g testbedGit) RequestApply(ctx context.Context, cluster string) (string, error) {
-	c, err := g.f.client(cluster)
-	if err != nil {
-		return "", err
-	}
-	token := time.Now().UTC().Format(time.RFC3339Nano)
-	ks := &unstructured.Unstructured{}
-	ks.SetGroupVersionKind(kustomizationGVK)
-	ks.SetNamespace(testbed.FluxNamespace)
-	ks.SetName(testbed.FluxObjectName)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, fluxmeta.ReconcileRequestAnnotation, token)
-	if err := c.Patch(ctx, ks, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return "", fmt.Errorf("ask Flux in cluster %q to apply again: %w", cluster, err)
-	}
-	return token, nil
-}
-
-// ApplyHandled compares the Kustomization's status.lastHandledReconcileAt with the token.
-func (g testbedGit) ApplyHandled(ctx context.Context, cluster, token string) (bool, bool, string, error) {
-	c, err := g.f.client(cluster)
-	if err != nil {
-		return false, false, "", err
-	}
-	ks := &unstructured.Unstructured{}
-	ks.SetGroupVersionKind(kustomizationGVK)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
-		return false, false, "", fmt.Errorf("get Kustomization: %w", err)
-	}
-	handled, _, _ := unstructured.NestedString(ks.Object, "status", "lastHandledReconcileAt")
-	return handled == token, readyTrue(ks), readyMessage(ks), nil
-}
-
-// readyTrue reports whether an unstructured object's Ready condition is True.
-func readyTrue(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == "Ready" {
-			return m["status"] == "True"
-		}
-	}
-	return false
-}
-
-// readyMessage is an unstructured object's Ready condition's reason and message.
-func readyMessage(u *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == "Ready" {
-			return fmt.Sprintf("%v: %v", m["reason"], m["message"])
-		}
-	}
-	return "no Ready condition"
-}
 
 type testbedFaults struct{ tb *testbed.Testbed }
 

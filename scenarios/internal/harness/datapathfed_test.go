@@ -1,0 +1,102 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/datapath/tier"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The datapath federation's faults, mesh check, probe and diagnostics, as the tier's dry run
+// prints them: the commands and API actions a kind run performs.
+func TestDatapathFederation_DryRunPlan(t *testing.T) {
+	g := NewWithT(t)
+	top, err := topology.Load("../../topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	var out bytes.Buffer
+	b, err := tier.Open(tier.Options{Topology: top, Dir: "/run/scenarios-kind", SourceDir: "../../..", DryRun: true, Out: &out})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	g.Expect(b.Up(ctx)).To(Succeed(), out.String())
+	f := newDatapathFederation(b)
+
+	g.Expect(f.Provider()).To(Equal("kind"))
+	g.Expect(f.Clusters()).To(Equal([]string{"alpha", "beta", "gamma"}))
+	g.Expect(HasCapability(f, CapabilityDatapath)).To(BeTrue())
+	g.Expect(CheckClusters(f, []string{"alpha", "beta", "gamma"})).To(Succeed())
+	g.Expect(f.Git().Dir()).To(Equal("workloads"))
+
+	plan := func(what string, fn func() error) string {
+		t.Helper()
+		out.Reset()
+		g.Expect(fn()).To(Succeed(), what)
+		return out.String()
+	}
+	faults := f.Faults()
+	g.Expect(plan("stop", func() error { return faults.StopAPIServer(ctx, "beta") })).To(Equal("  $ docker stop beta-control-plane\n"))
+	g.Expect(plan("start", func() error { return faults.StartAPIServer(ctx, "beta") })).To(Equal(
+		"  $ docker start beta-control-plane\n" +
+			"  # wait until Deployment polykube-system/polykube-operator is available in kind-beta\n"))
+	g.Expect(plan("kill", func() error { return faults.KillOperator(ctx, "gamma") })).To(
+		ContainSubstring("in kind-gamma: annotate Deployment polykube-system/polykube-operator kustomize.toolkit.fluxcd.io/reconcile=disabled, scale it to 0"))
+	g.Expect(plan("restart", func() error { return faults.RestartOperator(ctx, "gamma") })).To(
+		ContainSubstring("wait until Deployment polykube-system/polykube-operator is available in kind-gamma"))
+	g.Expect(plan("stop git", func() error { return faults.StopGit(ctx) })).To(ContainSubstring("stop the Git server process"))
+	g.Expect(plan("start git", func() error { return faults.StartGit(ctx) })).To(ContainSubstring("start the Git server process again"))
+	g.Expect(faults.StopAPIServer(ctx, "delta")).To(MatchError(ContainSubstring(`no cluster "delta" in the federation`)))
+
+	mesh := plan("mesh", func() error { return f.MeshReady(ctx) })
+	for _, c := range f.Clusters() {
+		g.Expect(mesh).To(ContainSubstring("$ KUBECONFIG=/run/scenarios-kind/clusters/alpha/kubeconfig:/run/scenarios-kind/clusters/beta/kubeconfig:/run/scenarios-kind/clusters/gamma/kubeconfig cilium clustermesh status --context kind-" + c + " --wait"))
+	}
+
+	call := plan("call", func() error {
+		answers, err := f.Call(ctx, "beta", "scn-1234", "echo", 60)
+		g.Expect(answers).To(BeEmpty(), "a dry run calls nothing")
+		return err
+	})
+	g.Expect(call).To(ContainSubstring("run in kind-beta, then read its pod's log:"))
+	g.Expect(call).To(MatchRegexp(`- --url\n.*- http://echo\.scn-1234\.svc\.cluster\.local/\n.*- --count\n.*- "60"\n`))
+	g.Expect(call).To(ContainSubstring("namespace: scn-1234"))
+
+	tmpl := f.EchoTemplate()
+	g.Expect(tmpl.Spec.Containers).To(HaveLen(1))
+	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal(datapath.Image), "the image the tier built and loaded into the nodes")
+	g.Expect(tmpl.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(8080)), "Datapath.EchoTemplate answers on 8080")
+
+	diag := plan("diagnose", func() error {
+		dir, err := f.Diagnose(ctx, filepath.Join(t.TempDir(), "bundle"))
+		g.Expect(dir).To(HaveSuffix("bundle"))
+		return err
+	})
+	g.Expect(strings.Count(diag, "cilium clustermesh status --context kind-")).To(Equal(3))
+	g.Expect(diag).To(ContainSubstring("flux logs --all-namespaces --context kind-gamma"))
+
+	g.Expect(plan("close", func() error { return f.Close(ctx) })).To(ContainSubstring("delete kind cluster alpha"))
+}
+
+func TestDatapathFederation_OperatorConfigNeedsARun(t *testing.T) {
+	g := NewWithT(t)
+	top, err := topology.Load("../../topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := tier.Open(tier.Options{Topology: top, Dir: t.TempDir(), SourceDir: "../../..", DryRun: true, Out: &bytes.Buffer{}})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = newDatapathFederation(b).OperatorConfig("alpha")
+	g.Expect(err).To(MatchError(ContainSubstring("knows no operator ServiceAccount")))
+}
+
+func TestDatapathDir_IsTheRunPolykubeTestbedDownRemoves(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv("POLYKUBE_TESTBED_STATE_DIR", "/state")
+	dir, err := DatapathDir("kind")
+	g.Expect(err).NotTo(HaveOccurred())
+	// `polykube-testbed down --provider kind --run scenarios` removes <state>/<run>-<provider>.
+	g.Expect(dir).To(Equal("/state/scenarios-kind"))
+}

@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/scenarios/internal/harness"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// topology-kind.yaml is topology.yaml on kind: the feature files name the clusters and state
+// their cluster IDs and networks, so both must agree on everything but the provider.
+func TestTopologyKind_MatchesTheHermeticOne(t *testing.T) {
+	g := NewWithT(t)
+	kind, err := topology.Load("topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	hermetic, err := topology.Load("topology.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(kind.Provider).To(Equal(topology.ProviderKind))
+	g.Expect(harness.ProviderCapabilities(kind.Provider)).To(ContainElement(harness.CapabilityDatapath))
+	g.Expect(kind.Name).To(Equal(hermetic.Name))
+	g.Expect(kind.ClusterNames()).To(Equal(hermetic.ClusterNames()))
+	for i, c := range kind.Clusters {
+		h := hermetic.Clusters[i]
+		g.Expect(c.ClusterID).To(Equal(h.ClusterID), c.Name)
+		g.Expect(c.PodCIDRs).To(Equal(h.PodCIDRs), c.Name)
+		g.Expect(c.ServiceCIDR).To(Equal(h.ServiceCIDR), c.Name)
+		g.Expect(c.FakeNodes).To(BeZero(), "kind runs real nodes")
+	}
+	g.Expect(kind.Flux).To(Equal(hermetic.Flux))
+}
+
+// On kind the plan runs the @datapath scenarios that kwok reports as not run, and leaves out
+// nothing else the kwok plan runs.
+func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
+	g := NewWithT(t)
+	pickles, err := harness.LoadFeatures(featuresDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	var datapath int
+	for _, p := range pickles {
+		if p.HasTag("@datapath") && !p.HasTag("@wip") {
+			datapath++
+		}
+	}
+	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
+
+	kwok := planRun(pickles, "", topology.ProviderKwok, harness.ProviderCapabilities(topology.ProviderKwok))
+	kind := planRun(pickles, "", topology.ProviderKind, harness.ProviderCapabilities(topology.ProviderKind))
+	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath))
+	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
+	for _, n := range kind.notRun {
+		g.Expect(n.reason).NotTo(HavePrefix("needs datapath"), n.name)
+	}
+	var routing int
+	for _, p := range pickles {
+		if strings.Contains(p.Location, "routing.feature") {
+			g.Expect(harness.MatchTags(kind.tags, p.Tags)).To(BeTrue(), "%s runs on kind", p.Name)
+			g.Expect(harness.MatchTags(kwok.tags, p.Tags)).To(BeFalse(), "%s does not run on kwok", p.Name)
+			routing++
+		}
+	}
+	g.Expect(routing).To(Equal(3))
+}
+
+func TestSelectTopology(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := harness.LoadConfig(configFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	defaultFile := cfg.Topology
+
+	t.Setenv(harness.TopologyEnv, "")
+	file, err := harness.SelectTopology(cfg, configFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(file).To(Equal(defaultFile))
+
+	t.Setenv(harness.TopologyEnv, "topology-kind.yaml")
+	file, err = harness.SelectTopology(cfg, configFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(file).To(Equal(filepath.Join(filepath.Dir(configFile), "topology-kind.yaml")))
+	g.Expect(cfg.Topology).To(Equal(file), "the configuration names the topology it runs with")
+	top, err := topology.Load(file)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(top.Provider).To(Equal(topology.ProviderKind))
+
+	t.Setenv(harness.TopologyEnv, "topology-k0s.yaml")
+	_, err = harness.SelectTopology(cfg, configFile)
+	g.Expect(err).To(MatchError(ContainSubstring("$POLYKUBE_SCENARIO_TOPOLOGY names topology-k0s.yaml")))
+}
