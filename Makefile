@@ -23,9 +23,19 @@ help: ## Show the targets and what they do.
 demo: ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it).
 	$(TESTBED) demo --provider $(PROVIDER) $(if $(KEEP),--keep)
 
+# Real clusters are slower than kwok: every scenario wait (config.yaml) is scaled by this.
+E2E_TIMEOUT_SCALE ?= 2
+
 .PHONY: e2e
-e2e: ## Run the datapath tier end to end on real clusters (PROVIDER=kind|k0s; needs Docker, internet, cilium and flux).
+e2e: ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet, cilium and flux).
 	$(TESTBED) demo --provider $(PROVIDER)
+	@if [ ! -f scenarios/topology-$(PROVIDER).yaml ]; then \
+	  echo "features: not run on $(PROVIDER): there is no scenarios/topology-$(PROVIDER).yaml (make e2e PROVIDER=kind runs them)"; \
+	else \
+	  set -x; ARTIFACTS=$(ARTIFACTS) POLYKUBE_SCENARIO_TOPOLOGY=topology-$(PROVIDER).yaml \
+	    POLYKUBE_SCENARIO_TIMEOUT_SCALE=$(E2E_TIMEOUT_SCALE) \
+	    $(GO) test ./scenarios/ -run TestFeatures -timeout 90m -v; \
+	fi
 
 .PHONY: tools
 tools: ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
