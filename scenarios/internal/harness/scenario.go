@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,78 @@ type Suite struct {
 	Clients *Clients
 	// readers caches the status-reader identity per cluster.
 	readers readerCache
+	// retired are ended scenarios whose Git directories are still to be removed, or whose
+	// namespaces are still to be deleted.
+	retired retiredScenarios
+}
+
+// retiredScenarios defers the clean-up of scenarios that committed to Git. Removing a
+// scenario's directory in a commit of its own would cost every cluster one more Flux apply
+// per scenario, the largest part of a scenario's time; so the next commit of any scenario
+// removes it, and the namespace is deleted once every cluster has applied that commit and
+// pruned what was in it. (Deleting the namespace first would leave Flux re-applying the
+// files into a terminating namespace, failing until the removal arrived.) The retired
+// namespaces are never looked at: every step reads its own scenario's namespace only.
+type retiredScenarios struct {
+	mu sync.Mutex
+	// commits counts the scenarios' commits.
+	commits int
+	entries []retired
+}
+
+type retired struct {
+	dir, namespace string
+	// removedBy is the number of the commit that removed dir; 0 while it is still in Git.
+	removedBy int
+}
+
+// retire queues an ended scenario's clean-up.
+func (r *retiredScenarios) retire(dir, namespace string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, retired{dir: dir, namespace: namespace})
+}
+
+// commit runs do, which makes commit number n, with the retired directories added to its
+// removals, and records that they were removed by it. Commits are serialised here.
+func (r *retiredScenarios) commit(do func(n int, remove []string) error) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.commits + 1
+	var remove []string
+	for _, e := range r.entries {
+		if e.removedBy == 0 {
+			remove = append(remove, e.dir)
+		}
+	}
+	if err := do(n, remove); err != nil {
+		return 0, err
+	}
+	r.commits = n
+	for i := range r.entries {
+		if r.entries[i].removedBy == 0 {
+			r.entries[i].removedBy = n
+		}
+	}
+	return n, nil
+}
+
+// pruned returns, and forgets, the namespaces whose directories were removed by commit n or
+// an earlier one: once every cluster applied commit n, Flux has pruned their objects.
+func (r *retiredScenarios) pruned(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	keep := r.entries[:0]
+	for _, e := range r.entries {
+		if e.removedBy != 0 && e.removedBy <= n {
+			out = append(out, e.namespace)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	r.entries = keep
+	return out
 }
 
 // NewSuite wraps a running federation.
@@ -48,6 +121,8 @@ type Scenario struct {
 	Workloads map[string]*polykubev1alpha1.Workload
 	// Revision is the last Git revision this scenario committed.
 	Revision string
+	// commitNumber numbers that commit among all the scenarios' commits.
+	commitNumber int
 	// gitFiles are the files of the scenario's directory in Git, by name.
 	gitFiles map[string][]byte
 	// clusterScoped are the cluster-scoped objects the scenario applied, to delete afterwards.
@@ -120,19 +195,12 @@ func (sc *Scenario) Teardown(ctx context.Context) error {
 		}
 	}
 	sc.heal = nil
-	if len(sc.gitFiles) > 0 {
+	// A scenario that committed to Git leaves its directory and namespace to the next
+	// commit (see retiredScenarios); the others' namespaces go now.
+	keepNamespace := len(sc.gitFiles) > 0
+	if keepNamespace {
+		sc.retired.retire(sc.gitDir(), sc.Namespace)
 		sc.gitFiles = map[string][]byte{}
-		rev, err := sc.Fed.Git().Commit(ctx, "scenarios: remove "+sc.Namespace, nil, []string{sc.gitDir()})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("remove the scenario's files from Git: %w", err))
-		} else {
-			sc.Revision = rev
-			// Let Flux prune them before the namespace goes, so no Kustomization is left
-			// failing on a terminating namespace when the next scenario starts.
-			if err := sc.AwaitDelivered(ctx, sc.Fed.Clusters(), sc.Config.Wait(WaitCleanup)); err != nil {
-				errs = append(errs, err)
-			}
-		}
 	}
 	for _, cl := range sc.Fed.Clusters() {
 		c, err := sc.Clients.Admin(cl)
@@ -145,9 +213,10 @@ func (sc *Scenario) Teardown(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("delete %s %s in cluster %q: %w", u.GetKind(), u.GetName(), cl, err))
 			}
 		}
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Namespace}}
-		if err := c.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete namespace %s in cluster %q: %w", sc.Namespace, cl, err))
+		if !keepNamespace {
+			if err := deleteNamespace(ctx, c, sc.Namespace); err != nil {
+				errs = append(errs, fmt.Errorf("cluster %q: %w", cl, err))
+			}
 		}
 	}
 	// Wait for the cluster-scoped objects to go: the next scenario may apply the same names.
@@ -171,6 +240,15 @@ func (sc *Scenario) Teardown(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// deleteNamespace deletes a namespace; one already gone is fine.
+func deleteNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", name, err)
+	}
+	return nil
 }
 
 // forEachCluster runs fn for each named cluster with its admin client and joins the errors,
@@ -224,11 +302,18 @@ func (sc *Scenario) commit(ctx context.Context, message string, files map[string
 			}
 		}
 	}
-	rev, err := sc.Fed.Git().Commit(ctx, message, put, remove)
+	n, err := sc.retired.commit(func(_ int, retiredDirs []string) error {
+		rev, err := sc.Fed.Git().Commit(ctx, message, put, append(remove, retiredDirs...))
+		if err != nil {
+			return fmt.Errorf("commit to Git (%s): %w", message, err)
+		}
+		sc.Revision = rev
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("commit to Git (%s): %w", message, err)
+		return err
 	}
-	sc.Revision = rev
+	sc.commitNumber = n
 	return nil
 }
 
@@ -238,7 +323,7 @@ func (sc *Scenario) AwaitDelivered(ctx context.Context, clusters []string, w top
 		return errors.New("the scenario has committed nothing to Git yet, so there is no revision to wait for")
 	}
 	what := fmt.Sprintf("Flux in %s to apply revision %s", strings.Join(clusters, ", "), sc.Revision)
-	return Await(ctx, w, what, func(ctx context.Context) error {
+	err := Await(ctx, w, what, func(ctx context.Context) error {
 		var behind []string
 		for _, cl := range clusters {
 			rev, _, err := sc.Fed.Git().AppliedRevision(ctx, cl)
@@ -253,6 +338,20 @@ func (sc *Scenario) AwaitDelivered(ctx context.Context, clusters []string, w top
 		}
 		return nil
 	})
+	if err != nil || len(clusters) != len(sc.Fed.Clusters()) {
+		return err
+	}
+	// Every cluster applied this commit, and so pruned what retired scenarios had in Git.
+	var errs []error
+	for _, ns := range sc.retired.pruned(sc.commitNumber) {
+		errs = append(errs, sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, _ string, c client.Client) error {
+			return deleteNamespace(ctx, c, ns)
+		}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean up the namespaces of earlier scenarios: %w", err)
+	}
+	return nil
 }
 
 // sameRevision compares a Flux revision ("main@sha1:abc…") with a commit hash.
