@@ -27,7 +27,8 @@ type Target struct {
 }
 
 // DefineWorkload builds a Workload in the scenario's namespace with a one-container template
-// and remembers it under its name. total is nil for no distribution.replicas.
+// (an image kwok never pulls, or the echo server on a datapath tier) and remembers it under
+// its name. total is nil for no distribution.replicas.
 func (sc *Scenario) DefineWorkload(name, strategy string, total *int32, targets []Target) *polykubev1alpha1.Workload {
 	w := &polykubev1alpha1.Workload{
 		TypeMeta:   metav1.TypeMeta{APIVersion: polykubev1alpha1.GroupVersion.String(), Kind: "Workload"},
@@ -43,6 +44,15 @@ func (sc *Scenario) DefineWorkload(name, strategy string, total *int32, targets 
 				}}},
 			},
 		},
+	}
+	// On a datapath tier the pods really run: give them an image the clusters have.
+	if dp, err := sc.Datapath(); err == nil {
+		tmpl := dp.EchoTemplate()
+		if tmpl.Labels == nil {
+			tmpl.Labels = map[string]string{}
+		}
+		tmpl.Labels["app"] = name
+		w.Spec.Template = tmpl
 	}
 	for _, t := range targets {
 		w.Spec.Distribution.Targets = append(w.Spec.Distribution.Targets, polykubev1alpha1.DistributionTarget{
