@@ -15,7 +15,7 @@ ARTIFACTS ?= $(CURDIR)/_artifacts
 
 .PHONY: help
 help: ## Show the targets and what they do.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 ##@ Using Polykube
 
