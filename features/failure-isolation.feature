@@ -1,5 +1,4 @@
-# wip: passed on the kwok test bed once (2026-12-02, 38 of 39 hermetic scenarios, suite 16.5 min); kept out of the default run until the suite is faster and has passed twice in a row
-@hermetic @slow @wip
+@hermetic @slow
 Feature: Failure isolation
   A member cluster, an operator or the Git server can fail. The rest of the federation keeps
   working, nothing is deleted because something is unreachable, and the failed part catches up

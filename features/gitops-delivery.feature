@@ -1,5 +1,4 @@
-# wip: passed on the kwok test bed once (2026-12-02, 38 of 39 hermetic scenarios, suite 16.5 min); kept out of the default run until the suite is faster and has passed twice in a row
-@hermetic @wip
+@hermetic
 Feature: GitOps delivery of Workloads
   As a platform engineer I commit a Workload to Git once. Flux delivers the same manifest to
   every member cluster, and the operator of each cluster runs only that cluster's slice: no

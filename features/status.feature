@@ -1,5 +1,4 @@
-# wip: passed on the kwok test bed once (2026-12-02, 38 of 39 hermetic scenarios, suite 16.5 min); kept out of the default run until the suite is faster and has passed twice in a row
-@hermetic @wip
+@hermetic
 Feature: Fleet status with polykube-status
   polykube-status reads every cluster through its own kubeconfig context, with read-only
   credentials and a timeout per cluster, and shows one line per Workload with each cluster's

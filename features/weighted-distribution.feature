@@ -1,5 +1,4 @@
-# wip: passed on the kwok test bed once (2026-12-02, 38 of 39 hermetic scenarios, suite 16.5 min); kept out of the default run until the suite is faster and has passed twice in a row
-@hermetic @wip
+@hermetic
 Feature: Weighted distribution of replicas over clusters
   A Workload says how its replicas are spread: Static runs exactly the replicas given per
   cluster; MultiCloudWeighted keeps each cluster's explicit replicas and splits the rest of the
