@@ -46,7 +46,10 @@ tools: ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux,
 .PHONY: test
 test: tools ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests.
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
-	  $(GO) test $(GO_TEST_FLAGS) ./...
+	  summary="$${ARTIFACTS:-$(CURDIR)/_artifacts}/scenarios/summary.txt" && rm -f "$$summary" && \
+	  status=0 && { $(GO) test $(GO_TEST_FLAGS) ./... || status=$$?; } && \
+	  if [ -f "$$summary" ]; then echo "--- features (reports beside $$summary):"; cat "$$summary"; fi && \
+	  exit $$status
 
 .PHONY: bench
 bench: tools ## Run the benchmarks and print their figures (not asserted).
