@@ -80,7 +80,8 @@ lint: vet ## Check formatting and vet (and golangci-lint when it is installed).
 	@if command -v golangci-lint >/dev/null; then golangci-lint run ./...; else echo "golangci-lint not installed: ran gofmt and go vet only"; fi
 
 .PHONY: verify
-verify: ## Regenerate, format and tidy, then fail if anything changed.
+verify: ## Regenerate, format and tidy, then fail if anything changed or a feature step has no (or an unused) definition.
 	$(MAKE) generate fmt
 	$(GO) mod tidy
+	$(GO) test -count=1 -run '^TestStepDefinitionsInSync$$' ./scenarios/
 	@if [ -n "$$(git status --porcelain)" ]; then echo "The tree changed after generate/fmt/tidy; commit the result:"; git status --porcelain; git diff --stat; exit 1; fi
