@@ -18,7 +18,6 @@ import (
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/datapath/tier"
-	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -148,22 +147,9 @@ func (f *datapathFederation) OperatorConfig(cluster string) (*rest.Config, error
 	return cfg, nil
 }
 
-func (f *datapathFederation) Git() Git { return fluxGit{commit: f.commit, client: f.clients.Admin} }
-
-// commit pushes to the tier's Git server, then asks every reachable cluster's Flux to fetch
-// now rather than at its interval. A cluster that is down is skipped: its Flux catches up.
-func (f *datapathFederation) commit(ctx context.Context, ch gitrepo.Change) (string, error) {
-	rev, err := gitrepo.Commit(ctx, f.bed.GitURL(), ch)
-	if err != nil {
-		return "", err
-	}
-	for _, cluster := range f.Clusters() {
-		if c, err := f.clients.Admin(cluster); err == nil {
-			_, _ = requestReconcile(ctx, c, gitRepositoryGVK)
-		}
-	}
-	return rev, nil
-}
+// Git commits through the tier, which then asks every reachable cluster's Flux to fetch now
+// rather than at its interval. A cluster that is down is skipped: its Flux catches up.
+func (f *datapathFederation) Git() Git { return fluxGit{commit: f.bed.Commit, client: f.clients.Admin} }
 
 func (f *datapathFederation) Faults() Faults { return datapathFaults{f.bed} }
 
@@ -194,23 +180,13 @@ func (f *datapathFederation) Call(ctx context.Context, cluster, namespace, servi
 type datapathFaults struct{ bed *tier.Bed }
 
 func (d datapathFaults) StopAPIServer(ctx context.Context, cluster string) error {
-	if _, err := d.bed.Env().Member(cluster); err != nil {
-		return err
-	}
-	return d.bed.Provider().Stop(ctx, cluster)
+	return d.bed.StopAPIServer(ctx, cluster)
 }
 
 // StartAPIServer starts the nodes, waits for the API server and then for the operator's
 // Deployment, whose pod restarted with the node.
 func (d datapathFaults) StartAPIServer(ctx context.Context, cluster string) error {
-	if _, err := d.bed.Env().Member(cluster); err != nil {
-		return err
-	}
-	if err := d.bed.Provider().Start(ctx, cluster); err != nil {
-		return err
-	}
-	op, _ := d.bed.Operator()
-	return d.bed.WaitDeploymentIn(ctx, cluster, op.Namespace, op.Name)
+	return d.bed.StartAPIServer(ctx, cluster)
 }
 
 func (d datapathFaults) KillOperator(ctx context.Context, cluster string) error {

@@ -75,7 +75,13 @@ func TestFault_ValidatesItsArguments(t *testing.T) {
 		{[]string{"fault", "stop", "network", "a"}, `unknown fault "network"`},
 		{[]string{"fault", "stop", "git", "a"}, "takes no cluster"},
 		{[]string{"fault", "stop", "apiserver"}, "needs a CLUSTER"},
-		{[]string{"fault", "pause", "operator", "a"}, "no test bed is up"},
+		{[]string{"fault", "stop"}, "accepts between 2 and 3 arg(s), received 1: use fault stop|start FAULT [CLUSTER]"},
+		{[]string{"fault", "pause", "operator", "a"}, `unknown action "pause": use stop or start`},
+		{[]string{"fault", "stop", "operator", "a"}, "no test bed is up"},
+		// The datapath tier gets the same checks, and refuses the flux fault.
+		{[]string{"fault", "stop", "git", "a", "--provider", "kind", "--dry-run"}, "takes no cluster"},
+		{[]string{"fault", "start", "apiserver", "--provider", "k0s"}, "needs a CLUSTER"},
+		{[]string{"fault", "stop", "flux", "a", "--provider", "kind"}, "the flux fault is not supported on the datapath tier (--provider kind): use apiserver, operator or git"},
 	} {
 		g := gomega.NewWithT(t)
 		cmd := newRootCmd()

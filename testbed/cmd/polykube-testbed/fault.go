@@ -31,32 +31,22 @@ server no longer answers, start apiserver when it is ready again.`,
 		Example: `  polykube-testbed fault stop apiserver gcp-europe-west3
   polykube-testbed fault start apiserver gcp-europe-west3
   polykube-testbed fault stop git`,
-		Args: cobra.RangeArgs(2, 3),
+		// The arguments are checked before RunE, so that a tier that wraps RunE (the datapath
+		// tier's --provider) gets the same checks and messages.
+		Args: faultArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			action, f := args[0], testbed.Fault(args[1])
-			if !slices.Contains(testbed.Faults, f) {
-				return fmt.Errorf("unknown fault %q: use one of %s", f, strings.Join(names, ", "))
-			}
-			cluster := ""
-			switch {
-			case f == testbed.FaultGit && len(args) == 3:
-				return fmt.Errorf("the git fault takes no cluster: the Git server serves the whole federation")
-			case f != testbed.FaultGit && len(args) != 3:
-				return fmt.Errorf("the %s fault needs a CLUSTER", f)
-			case len(args) == 3:
+			action, f, cluster := args[0], testbed.Fault(args[1]), ""
+			if len(args) == 3 {
 				cluster = args[2]
 			}
 			tb, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
-			switch action {
-			case "stop":
+			if action == "stop" {
 				err = tb.Break(cmd.Context(), f, cluster)
-			case "start":
+			} else {
 				err = tb.Repair(cmd.Context(), f, cluster)
-			default:
-				return fmt.Errorf("unknown action %q: use stop or start", action)
 			}
 			if err != nil {
 				return err
@@ -67,4 +57,30 @@ server no longer answers, start apiserver when it is ready again.`,
 	}
 	rf.register(cmd)
 	return cmd
+}
+
+// faultArgs checks `fault ACTION FAULT [CLUSTER]`: stop or start, a known fault, and a
+// cluster exactly when the fault is per cluster (every fault but git).
+func faultArgs(_ *cobra.Command, args []string) error {
+	if err := cobra.RangeArgs(2, 3)(nil, args); err != nil {
+		return fmt.Errorf("%w: use fault stop|start FAULT [CLUSTER]", err)
+	}
+	action, f := args[0], testbed.Fault(args[1])
+	if action != "stop" && action != "start" {
+		return fmt.Errorf("unknown action %q: use stop or start", action)
+	}
+	if !slices.Contains(testbed.Faults, f) {
+		var names []string
+		for _, f := range testbed.Faults {
+			names = append(names, string(f))
+		}
+		return fmt.Errorf("unknown fault %q: use one of %s", f, strings.Join(names, ", "))
+	}
+	switch {
+	case f == testbed.FaultGit && len(args) == 3:
+		return fmt.Errorf("the git fault takes no cluster: the Git server serves the whole federation")
+	case f != testbed.FaultGit && len(args) != 3:
+		return fmt.Errorf("the %s fault needs a CLUSTER", f)
+	}
+	return nil
 }

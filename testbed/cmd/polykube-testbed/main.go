@@ -36,6 +36,6 @@ func newRootCmd() *cobra.Command {
 		newToolsCmd(),
 	)
 	root.AddCommand(testbedCommands()...)
-	tier.Extend(root) // the datapath tier: up/down/demo/logs --provider kind|k0s, up --dry-run
+	tier.Extend(root) // the datapath tier: up/down/demo/logs/fault/git commit --provider kind|k0s, --dry-run
 	return root
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// Extend adds the datapath tier to polykube-testbed's up, down, demo and logs commands. With
-// --provider kind or k0s (or, for up, a topology whose provider is kind or k0s; for demo also
-// PROVIDER) they run this package; otherwise they run as before. up and demo also get
-// --dry-run, which prints every action and external command without running any.
+// Extend adds the datapath tier to polykube-testbed's up, down, demo, logs, fault and git
+// commit commands. With --provider kind or k0s (or, for up, a topology whose provider is kind
+// or k0s; for demo also PROVIDER) they run this package; otherwise they run as before. up,
+// demo, fault and git commit also get --dry-run, which prints every action and external
+// command without running any.
 func Extend(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		switch c.Name() {
@@ -38,6 +39,14 @@ func Extend(root *cobra.Command) {
 			})
 		case "demo":
 			extendDemo(c)
+		case "fault":
+			extendFault(c)
+		case "git":
+			for _, sub := range c.Commands() {
+				if sub.Name() == "commit" {
+					extendGitCommit(sub)
+				}
+			}
 		}
 	}
 }

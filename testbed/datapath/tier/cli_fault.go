@@ -1,0 +1,205 @@
+package tier
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The faults the datapath tier injects; Flux's controllers are not among them.
+const (
+	faultAPIServer = "apiserver"
+	faultOperator  = "operator"
+	faultGit       = "git"
+	faultFlux      = "flux"
+)
+
+const faultHelp = `
+
+With --provider kind or k0s, on the datapath tier:
+
+  apiserver CLUSTER   stops the cluster's nodes (on kind and k0s in Docker: docker stop of its
+                      node containers), so everything in the cluster stops, not only the API
+                      server; start starts them and waits for the API server and the operator
+  operator CLUSTER    scales the operator Deployment to 0 with Flux told to leave it so and
+                      kills its pods; start gives it its replicas back and hands it to Flux
+  git                 the run's Git server
+
+The flux fault is hermetic only. --dry-run prints what would be done.`
+
+// extendFault makes `fault stop|start apiserver|operator|git [CLUSTER]` act on the datapath
+// run when --provider is kind or k0s. The hermetic command's Args have already checked the
+// action, the fault name and the cluster argument.
+func extendFault(c *cobra.Command) {
+	addProviderFlag(c)
+	c.Flags().Bool("dry-run", false, "datapath tier: print every action and external command instead of running them")
+	c.Long += faultHelp
+	c.Example += "\n  polykube-testbed fault stop apiserver gcp-europe-west3 --provider kind\n  polykube-testbed fault start operator gcp-europe-west3 --provider kind"
+	orig := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		prov := flagString(cmd, "provider")
+		if !isDatapath(prov) {
+			if flagBool(cmd, "dry-run") {
+				return errors.New("--dry-run plans the datapath tier: add --provider kind or --provider k0s")
+			}
+			return orig(cmd, args)
+		}
+		if len(args) < 2 {
+			return errors.New("use fault stop|start apiserver|operator|git [CLUSTER]")
+		}
+		action, fault, cluster := args[0], args[1], ""
+		if len(args) == 3 {
+			cluster = args[2]
+		}
+		run, err := faultFunc(action, fault, prov)
+		if err != nil {
+			return err
+		}
+		b, err := openRun(cmd, prov)
+		if err != nil {
+			return err
+		}
+		what := strings.TrimSpace(fmt.Sprintf("%s %s %s", action, fault, cluster))
+		if err := b.env.Step(what, func() error { return run(cmd, b, cluster) }); err != nil {
+			return err
+		}
+		if !b.opts.DryRun {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: done\n", what)
+		}
+		return nil
+	}
+}
+
+// faultFunc is the datapath tier's action for `fault ACTION FAULT`.
+func faultFunc(action, fault, prov string) (func(*cobra.Command, *Bed, string) error, error) {
+	stop := action == "stop"
+	if action != "stop" && action != "start" {
+		return nil, fmt.Errorf("unknown action %q: use stop or start", action)
+	}
+	switch fault {
+	case faultAPIServer:
+		if stop {
+			return func(cmd *cobra.Command, b *Bed, c string) error { return b.StopAPIServer(cmd.Context(), c) }, nil
+		}
+		return func(cmd *cobra.Command, b *Bed, c string) error { return b.StartAPIServer(cmd.Context(), c) }, nil
+	case faultOperator:
+		if stop {
+			return func(cmd *cobra.Command, b *Bed, c string) error { return b.StopOperator(cmd.Context(), c) }, nil
+		}
+		return func(cmd *cobra.Command, b *Bed, c string) error { return b.StartOperator(cmd.Context(), c) }, nil
+	case faultGit:
+		if stop {
+			return func(cmd *cobra.Command, b *Bed, _ string) error { return b.StopGit(cmd.Context()) }, nil
+		}
+		return func(cmd *cobra.Command, b *Bed, _ string) error { return b.StartGit(cmd.Context()) }, nil
+	case faultFlux:
+		return nil, fmt.Errorf("the flux fault is not supported on the datapath tier (--provider %s): use apiserver, operator or git, or the hermetic tier (no --provider) for flux", prov)
+	default:
+		return nil, fmt.Errorf("unknown fault %q: the datapath tier supports apiserver, operator and git", fault)
+	}
+}
+
+// extendGitCommit makes `git commit DIR` commit to the datapath run's Git server when
+// --provider is kind or k0s, and ask every cluster's Flux to fetch it.
+func extendGitCommit(c *cobra.Command) {
+	addProviderFlag(c)
+	c.Flags().Bool("dry-run", false, "datapath tier: print every action instead of running it")
+	c.Long += "\n\nWith --provider kind or k0s, commits to the datapath run's Git server. --dry-run prints what would be done."
+	orig := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		prov := flagString(cmd, "provider")
+		if !isDatapath(prov) {
+			if flagBool(cmd, "dry-run") {
+				return errors.New("--dry-run plans the datapath tier: add --provider kind or --provider k0s")
+			}
+			return orig(cmd, args)
+		}
+		if len(args) != 1 {
+			return errors.New("use git commit DIR")
+		}
+		b, err := openRun(cmd, prov)
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		msg := flagString(cmd, "message")
+		if msg == "" {
+			msg = "workloads: commit " + args[0]
+		}
+		rev, err := b.CommitDir(ctx, args[0], flagString(cmd, "name"), msg)
+		if err != nil {
+			return err
+		}
+		if err := b.Fetch(ctx); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; those clusters' Flux fetches at its interval\n", err)
+		}
+		if !b.opts.DryRun {
+			fmt.Fprintln(cmd.OutOrStdout(), rev)
+		}
+		if flagBool(cmd, "wait") {
+			return datapath.WaitApplied(ctx, b.env, rev)
+		}
+		return nil
+	}
+}
+
+// openRun opens the datapath run a command acts on. A dry run plans against the run's
+// recorded state when there is one, else against the default topology with placeholders.
+func openRun(cmd *cobra.Command, prov string) (*Bed, error) {
+	opts, err := options(cmd, nil, prov)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.DryRun {
+		return Open(opts)
+	}
+	rec, err := recordedState(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		opts.Topology, opts.K0sHosts = rec.Topology, rec.K0sHosts
+	} else {
+		opts.Topology = topology.Default()
+	}
+	b, err := Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		b.state.GitAddr, b.state.Seeded, b.state.Operator, b.state.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
+		return b, nil
+	}
+	// No run: the Git server's address is not known; the operator is the one Up would seed.
+	b.state.GitAddr = "<git-server>"
+	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), datapath.Image)
+	if err != nil {
+		return nil, err
+	}
+	b.state.Operator, b.state.ServiceAccount = seed.Deployment, seed.ServiceAccount
+	return b, nil
+}
+
+// recordedState reads the state a datapath run recorded in dir; nil when there is none.
+func recordedState(dir string) (*State, error) {
+	data, err := os.ReadFile(statePath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("read %s: %w", statePath(dir), err)
+	}
+	return &st, nil
+}
