@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,9 +27,10 @@ const faultHelp = `
 
 With --provider kind or k0s, on the datapath tier:
 
-  apiserver CLUSTER   stops the cluster's nodes (on kind and k0s in Docker: docker stop of its
-                      node containers), so everything in the cluster stops, not only the API
-                      server; start starts them and waits for the API server and the operator
+  apiserver CLUSTER   stops the cluster's nodes: on kind (and k0s in Docker) docker stop of its
+                      node containers, so everything in the cluster stops, not only the API
+                      server; on k0s hosts, sudo k0s stop over SSH. start starts them and
+                      waits for the API server and then the operator
   operator CLUSTER    scales the operator Deployment to 0 with Flux told to leave it so and
                       kills its pods; start gives it its replicas back and hands it to Flux
   git                 the run's Git server
@@ -112,7 +114,11 @@ func faultFunc(action, fault, prov string) (func(*cobra.Command, *Bed, string) e
 func extendGitCommit(c *cobra.Command) {
 	addProviderFlag(c)
 	c.Flags().Bool("dry-run", false, "datapath tier: print every action instead of running it")
-	c.Long += "\n\nWith --provider kind or k0s, commits to the datapath run's Git server. --dry-run prints what would be done."
+	c.Long += `
+
+With --provider kind or k0s, commits to the datapath run's Git server. There, unlike on the
+hermetic tier, files under workloads/<name>/ that DIR no longer has are kept. --dry-run
+prints what would be done.`
 	orig := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		prov := flagString(cmd, "provider")
@@ -129,12 +135,18 @@ func extendGitCommit(c *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		ctx := cmd.Context()
-		msg := flagString(cmd, "message")
-		if msg == "" {
-			msg = "workloads: commit " + args[0]
+		ctx, dir, name, msg := cmd.Context(), args[0], flagString(cmd, "name"), flagString(cmd, "message")
+		if name == "" {
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			name = filepath.Base(abs)
 		}
-		rev, err := b.CommitDir(ctx, args[0], flagString(cmd, "name"), msg)
+		if msg == "" {
+			msg = "workloads: update " + name
+		}
+		rev, err := b.CommitDir(ctx, dir, name, msg)
 		if err != nil {
 			return err
 		}

@@ -121,3 +121,13 @@ func TestFault_DatapathErrorsAndDispatch(t *testing.T) {
 		})
 	}
 }
+
+// Like the hermetic command, the name defaults to DIR's base name and the message to
+// "workloads: update <name>".
+func TestGitCommit_Defaults(t *testing.T) {
+	g := NewWithT(t)
+	out, _, err := runCLI(t, "git", "commit", "testdata/src/examples/echo", "--provider", "kind", "--dry-run")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring("commit to http://<git-server>/polykube/gitops.git: workloads: update echo (workloads/echo/namespace.yaml, "))
+	g.Expect(out).NotTo(ContainSubstring("wait until"), "no --wait")
+}
