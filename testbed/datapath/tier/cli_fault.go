@@ -116,9 +116,8 @@ func extendGitCommit(c *cobra.Command) {
 	c.Flags().Bool("dry-run", false, "datapath tier: print every action instead of running it")
 	c.Long += `
 
-With --provider kind or k0s, commits to the datapath run's Git server. There, unlike on the
-hermetic tier, files under workloads/<name>/ that DIR no longer has are kept. --dry-run
-prints what would be done.`
+With --provider kind or k0s, commits to the datapath run's Git server; as on the hermetic
+tier, what was under workloads/<name>/ is replaced. --dry-run prints what would be done.`
 	orig := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		prov := flagString(cmd, "provider")

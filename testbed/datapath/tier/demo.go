@@ -145,7 +145,7 @@ func (b *Bed) CommitDir(ctx context.Context, dir, name, message string) (string,
 	if !b.env.Runner.Note("commit to %s: %s (%s)", b.GitURL(), message, joinKeys(files)) {
 		return "", nil
 	}
-	return gitrepo.Commit(ctx, b.GitURL(), gitrepo.Change{Put: files, Message: message})
+	return gitrepo.Commit(ctx, b.GitURL(), gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + name}, Message: message})
 }
 
 func joinKeys(m map[string][]byte) string {
