@@ -96,7 +96,7 @@ func Leftovers(dir string) error {
 		}
 	}
 	for _, pf := range kwokPIDFiles(filepath.Join(dir, "clusters")) {
-		if pid := readPID(pf); pid > 0 && pidAlive(pid) {
+		if pid := readPID(pf); pid > 0 && proc.Alive(pid) {
 			alive = append(alive, fmt.Sprintf("%s (PID %d)", strings.TrimSuffix(filepath.Base(pf), ".pid"), pid))
 		}
 	}
@@ -121,20 +121,10 @@ func readPID(path string) int {
 	return pid
 }
 
-func pidAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
-}
-
 func killKwokPIDs(ctx context.Context, clustersDir string, w topology.Wait) error {
 	var pids []int
 	for _, pf := range kwokPIDFiles(clustersDir) {
-		if pid := readPID(pf); pid > 0 && pidAlive(pid) {
+		if pid := readPID(pf); pid > 0 && proc.Alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			pids = append(pids, pid)
 		}
@@ -144,7 +134,7 @@ func killKwokPIDs(ctx context.Context, clustersDir string, w topology.Wait) erro
 	}
 	return wait.For(ctx, w, fmt.Sprintf("%d kwok components to exit", len(pids)), func(context.Context) error {
 		for _, pid := range pids {
-			if pidAlive(pid) {
+			if proc.Alive(pid) {
 				return fmt.Errorf("PID %d still alive", pid)
 			}
 		}
@@ -161,7 +151,7 @@ func (tb *Testbed) PIDs() []int {
 		}
 	}
 	for _, pf := range kwokPIDFiles(filepath.Join(tb.dir, "clusters")) {
-		if pid := readPID(pf); pid > 0 && pidAlive(pid) {
+		if pid := readPID(pf); pid > 0 && proc.Alive(pid) {
 			pids = append(pids, pid)
 		}
 	}

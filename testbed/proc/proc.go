@@ -143,6 +143,9 @@ func (d Dir) Running(name string) (int, bool) {
 	return rec.PID, alive(rec)
 }
 
+// Alive reports whether pid is a live process (not a zombie), whoever started it.
+func Alive(pid int) bool { return alive(pidRecord{PID: pid}) }
+
 func alive(rec pidRecord) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", rec.PID))
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/polykube/polykube/testbed/internal/shell"
 	"github.com/polykube/polykube/testbed/ports"
+	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
@@ -412,7 +413,7 @@ func (p *Provider) reap(ctx context.Context, name string, pids []int) error {
 	return wait.For(ctx, w, fmt.Sprintf("the components of %s to exit", name), func(context.Context) error {
 		var alive []string
 		for _, pid := range pids {
-			if !pidAlive(pid) {
+			if !proc.Alive(pid) {
 				continue
 			}
 			if time.Now().After(grace) {
@@ -425,15 +426,4 @@ func (p *Provider) reap(ctx context.Context, name string, pids []int) error {
 		}
 		return nil
 	})
-}
-
-// pidAlive reports whether pid is a live process (not a zombie).
-func pidAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }
