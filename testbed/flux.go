@@ -169,23 +169,12 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	return nil
 }
 
-// Reconcile asks Flux in every reachable cluster to fetch Git and re-apply its last revision
-// now instead of at the next interval (the reconcile.fluxcd.io/requestedAt annotation, as
-// `flux reconcile kustomization --with-source` sets it).
-func (tb *Testbed) Reconcile(ctx context.Context) {
-	tb.requestReconcile(ctx, &sourcev1.GitRepository{}, &kustomizev1.Kustomization{})
-}
-
-// Fetch asks Flux in every reachable cluster to fetch Git now. A new revision is then applied
-// at once: the Kustomization watches its source. (Asking the Kustomization too would only
-// start a re-apply of the old revision that the new one then waits behind.)
+// Fetch asks Flux in every reachable cluster to fetch Git now (the reconcile.fluxcd.io/requestedAt
+// annotation, as `flux reconcile source git` sets it). A new revision is then applied at once:
+// the Kustomization watches its source. (Asking the Kustomization too would only start a
+// re-apply of the old revision that the new one then waits behind.) An unreachable cluster is
+// skipped: its Flux catches up at its interval.
 func (tb *Testbed) Fetch(ctx context.Context) {
-	tb.requestReconcile(ctx, &sourcev1.GitRepository{})
-}
-
-// requestReconcile sets the reconcile-request annotation on the named Flux objects of every
-// reachable cluster. An unreachable cluster is skipped: its Flux catches up at its interval.
-func (tb *Testbed) requestReconcile(ctx context.Context, objs ...client.Object) {
 	now := time.Now().Format(time.RFC3339Nano)
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, now))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
@@ -193,13 +182,8 @@ func (tb *Testbed) requestReconcile(ctx context.Context, objs ...client.Object) 
 		if err != nil {
 			return err
 		}
-		for _, obj := range objs {
-			obj := obj.DeepCopyObject().(client.Object)
-			obj.SetNamespace(FluxNamespace)
-			obj.SetName(FluxObjectName)
-			_ = cl.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
-		}
-		return nil
+		repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+		return cl.Patch(ctx, repo, client.RawPatch("application/merge-patch+json", patch))
 	})
 }
 

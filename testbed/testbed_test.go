@@ -202,7 +202,7 @@ func TestFederation_GitOps(t *testing.T) {
 		g.Expect(tb.WaitDelivered(ctx, rev, "aws-eu-central-1")).To(gomega.Succeed())
 		g.Expect(tb.Repair(ctx, FaultAPIServer, c)).To(gomega.Succeed())
 		g.Expect(tb.apiReachable(ctx, c)).To(gomega.Succeed())
-		tb.Reconcile(ctx)
+		tb.Fetch(ctx)
 		g.Expect(tb.WaitDelivered(ctx, rev, c)).To(gomega.Succeed())
 		g.Expect(probeData(ctx, tb, c)).To(gomega.Equal("two"))
 	})

@@ -12,7 +12,7 @@ func TestRetiredScenarios(t *testing.T) {
 	var r retiredScenarios
 	commit := func(fail bool) (int, []string, error) {
 		var got []string
-		n, err := r.commit(func(_ int, remove []string) error {
+		n, err := r.commit(func(remove []string) error {
 			got = remove
 			if fail {
 				return errors.New("push refused")

@@ -62,9 +62,10 @@ func (r *retiredScenarios) retire(dir, namespace string) {
 	r.entries = append(r.entries, retired{dir: dir, namespace: namespace})
 }
 
-// commit runs do, which makes commit number n, with the retired directories added to its
-// removals, and records that they were removed by it. Commits are serialised here.
-func (r *retiredScenarios) commit(do func(n int, remove []string) error) (int, error) {
+// commit runs do, which makes the next commit, with the retired directories added to its
+// removals, records that they were removed by it and returns its number. Commits are
+// serialised here.
+func (r *retiredScenarios) commit(do func(remove []string) error) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := r.commits + 1
@@ -74,7 +75,7 @@ func (r *retiredScenarios) commit(do func(n int, remove []string) error) (int, e
 			remove = append(remove, e.dir)
 		}
 	}
-	if err := do(n, remove); err != nil {
+	if err := do(remove); err != nil {
 		return 0, err
 	}
 	r.commits = n
@@ -302,7 +303,7 @@ func (sc *Scenario) commit(ctx context.Context, message string, files map[string
 			}
 		}
 	}
-	n, err := sc.retired.commit(func(_ int, retiredDirs []string) error {
+	n, err := sc.retired.commit(func(retiredDirs []string) error {
 		rev, err := sc.Fed.Git().Commit(ctx, message, put, append(remove, retiredDirs...))
 		if err != nil {
 			return fmt.Errorf("commit to Git (%s): %w", message, err)
