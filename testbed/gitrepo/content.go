@@ -186,7 +186,7 @@ func RenderRoster(top *topology.Topology) ([]byte, error) {
 				Mesh: polykubev1alpha1.ClusterMeshSettings{ClusterID: c.ClusterID, PodCIDRs: c.PodCIDRs, ServiceCIDR: c.ServiceCIDR},
 			},
 		}
-		data, err := marshalObject(m)
+		data, err := Manifest(m)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func RenderRoster(top *topology.Topology) ([]byte, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: top.Name},
 		Spec:       polykubev1alpha1.FederationSpec{Members: top.ClusterNames()},
 	}
-	data, err := marshalObject(f)
+	data, err := Manifest(f)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +205,10 @@ func RenderRoster(top *topology.Topology) ([]byte, error) {
 	return bytes.Join(docs, []byte("---\n")), nil
 }
 
-// marshalObject writes an object without its empty status and creationTimestamp.
-func marshalObject(obj any) ([]byte, error) {
+// Manifest encodes an object as a user writes it to Git: without status and without the
+// null creationTimestamp a Go object marshals (also in a pod template), which are the API
+// server's to set.
+func Manifest(obj any) ([]byte, error) {
 	data, err := yaml.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -218,6 +220,13 @@ func marshalObject(obj any) ([]byte, error) {
 	delete(m, "status")
 	if md, ok := m["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
+	}
+	if spec, ok := m["spec"].(map[string]any); ok {
+		if tpl, ok := spec["template"].(map[string]any); ok {
+			if md, ok := tpl["metadata"].(map[string]any); ok {
+				delete(md, "creationTimestamp")
+			}
+		}
 	}
 	return yaml.Marshal(m)
 }

@@ -17,6 +17,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/testbed/gitrepo"
 )
 
 // Target is one row of a Workload's distribution as a feature writes it; nil means unset.
@@ -78,7 +79,7 @@ func (sc *Scenario) CommitWorkload(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	data, err := Manifest(w)
+	data, err := gitrepo.Manifest(w)
 	if err != nil {
 		return fmt.Errorf("encode Workload %s: %w", name, err)
 	}
@@ -100,7 +101,7 @@ func (sc *Scenario) ApplyWorkload(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	data, err := Manifest(w)
+	data, err := gitrepo.Manifest(w)
 	if err != nil {
 		return fmt.Errorf("encode Workload %s: %w", name, err)
 	}
@@ -493,34 +494,9 @@ func ptrOr[T any](p *T, def T) T {
 // CommitManifest writes an object's manifest to Git under the scenario's directory; its
 // namespace is set to the scenario's when it is namespaced.
 func (sc *Scenario) CommitManifest(ctx context.Context, kind, name string, obj any) error {
-	data, err := Manifest(obj)
+	data, err := gitrepo.Manifest(obj)
 	if err != nil {
 		return fmt.Errorf("encode %s %s: %w", kind, name, err)
 	}
 	return sc.commit(ctx, fmt.Sprintf("scenarios: %s %s/%s", kind, sc.Namespace, name), map[string][]byte{gitName(kind, name): data})
-}
-
-// Manifest encodes an object as a user writes it to Git: without status and without the
-// null creationTimestamp a Go object marshals, which are the API server's to set.
-func Manifest(obj any) ([]byte, error) {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	if spec, ok := m["spec"].(map[string]any); ok {
-		if tpl, ok := spec["template"].(map[string]any); ok {
-			if md, ok := tpl["metadata"].(map[string]any); ok {
-				delete(md, "creationTimestamp")
-			}
-		}
-	}
-	return yaml.Marshal(m)
 }
