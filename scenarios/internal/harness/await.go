@@ -42,8 +42,12 @@ func Await(ctx context.Context, w topology.Wait, what string, check Check) error
 // Hold checks that check keeps holding for the whole of w.Timeout, polling every w.Interval.
 // It fails at the first poll where it does not, saying what broke.
 func Hold(ctx context.Context, w topology.Wait, what string, check Check) error {
-	err := kwait.PollUntilContextTimeout(ctx, w.Interval.Duration, w.Timeout.Duration, true, func(ctx context.Context) (bool, error) {
-		if err := check(ctx); err != nil {
+	err := kwait.PollUntilContextTimeout(ctx, w.Interval.Duration, w.Timeout.Duration, true, func(context.Context) (bool, error) {
+		// As in Await: the check gets the step's context, not the window's deadline, which
+		// would fail a check started just before the window ends and call that a break.
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		defer cancel()
+		if err := check(cctx); err != nil {
 			return false, fmt.Errorf("%s stopped holding: %w", what, err)
 		}
 		return false, nil
