@@ -5,11 +5,17 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 CONTROLLER_GEN := $(GO) tool -modfile=scripts/tools/go.mod controller-gen
 CRD_DIR := operator/config/crd/bases
-TESTBED := $(GO) run ./testbed/cmd/polykube-testbed
+# The test bed is compiled once into bin/ (gitignored) by scripts/testbed-bin.sh, which says so
+# on a first run instead of compiling silently as `go run` would; later runs rebuild incrementally.
+TESTBED_BIN := $(CURDIR)/bin/polykube-testbed
+TESTBED := $(TESTBED_BIN)
 # The hermetic provider is the default; PROVIDER=kind selects the datapath tier.
 PROVIDER ?= kwok
 # Tool groups `make test` needs; the first run builds them from Go module source (minutes).
 TEST_TOOLS ?= envtest kwok flux tofu
+# Tool groups `make demo` needs per provider: a kwok federation with Flux (kind brings its own).
+DEMO_TOOLS_kwok := kwok flux
+DEMO_TOOLS ?= $(DEMO_TOOLS_$(PROVIDER))
 GO_TEST_FLAGS ?= -timeout 60m
 ARTIFACTS ?= $(CURDIR)/_artifacts
 
@@ -20,14 +26,15 @@ help: ## Show the targets and what they do.
 ##@ Using Polykube
 
 .PHONY: demo
-demo: ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it).
+demo: testbed-bin ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it).
+	@if [ -n "$(DEMO_TOOLS)" ]; then $(TESTBED) tools --build $(DEMO_TOOLS); fi
 	$(TESTBED) demo --provider $(PROVIDER) $(if $(KEEP),--keep)
 
 # Real clusters are slower than kwok: every scenario wait (config.yaml) is scaled by this.
 E2E_TIMEOUT_SCALE ?= 2
 
 .PHONY: e2e
-e2e: ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet, cilium and flux).
+e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet, cilium and flux).
 	$(TESTBED) demo --provider $(PROVIDER)
 	@if [ ! -f scenarios/topology-$(PROVIDER).yaml ]; then \
 	  echo "features: not run on $(PROVIDER): there is no scenarios/topology-$(PROVIDER).yaml (make e2e PROVIDER=kind runs them)"; \
@@ -38,8 +45,13 @@ e2e: ## Run the datapath demo, then every feature (the @datapath ones too) on re
 	fi
 
 .PHONY: tools
-tools: ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
+tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
 	$(TESTBED) tools --build $(TEST_TOOLS)
+
+# Not .PHONY-free on purpose: the script rebuilds incrementally and is a no-op when nothing changed.
+.PHONY: testbed-bin
+testbed-bin: ## Compile polykube-testbed into bin/ (says so on a first run; incremental afterwards).
+	@scripts/testbed-bin.sh $(TESTBED_BIN)
 
 ##@ Developing
 
