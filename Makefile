@@ -44,6 +44,10 @@ e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath one
 	    $(GO) test ./scenarios/ -run TestFeatures -timeout 90m -v; \
 	fi
 
+.PHONY: host-docker
+host-docker: ## Prepare this host for the datapath tier: install and start Docker, able to run --privileged (kind) containers.
+	@scripts/host/docker.sh
+
 .PHONY: tools
 tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
 	$(TESTBED) tools --build $(TEST_TOOLS)
