@@ -69,7 +69,7 @@ func Build(ctx context.Context, root, pkg, outDir string) (string, error) {
 // contentHash hashes go.mod, go.sum and every file of the module's packages pkg depends on.
 func contentHash(ctx context.Context, root, pkg string) (string, error) {
 	out, err := (shell.Cmd{Path: "go", Dir: root, Args: []string{"list", "-deps",
-		"-f", `{{if .Module}}{{if eq .Module.Path "` + Module + `"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}{{end}}`, pkg}}).Run(ctx)
+		"-f", `{{if .Module}}{{if eq .Module.Path "` + Module + `"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}{{end}}`, pkg}}).Output(ctx)
 	if err != nil {
 		return "", fmt.Errorf("list the packages of %s: %w", pkg, err)
 	}

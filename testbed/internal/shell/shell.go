@@ -46,6 +46,21 @@ func (c Cmd) Run(ctx context.Context) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// Output runs the command and returns what it wrote to stdout alone; stderr goes only into the
+// error. Use it when the output is parsed: `go list`, for one, writes "go: downloading …" lines
+// to stderr on a cold module cache, which Run would mix into the result.
+func (c Cmd) Output(ctx context.Context) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Dir = c.Dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &Error{Cmd: c.String(), Err: err, Output: stderr.String() + stdout.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
 // String is the command line, with its extra environment first.
 func (c Cmd) String() string {
 	parts := append([]string{}, c.Env...)
