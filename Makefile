@@ -78,8 +78,9 @@ generate: ## Regenerate deepcopy code, CRDs and RBAC from the API and operator m
 	$(MAKE) manifests
 
 .PHONY: manifests
-manifests: ## Regenerate CRDs and RBAC from markers into operator/config.
+manifests: ## Regenerate CRDs (without the descriptions of embedded Kubernetes types) and RBAC into operator/config.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
+	$(GO) run ./internal/crdtrim/cmd/crdtrim $(CRD_DIR)
 	$(CONTROLLER_GEN) rbac:roleName=polykube-operator paths=./operator/... output:rbac:artifacts:config=operator/config/rbac
 
 .PHONY: fmt
