@@ -39,6 +39,11 @@ type Tool struct {
 	// url returns the upstream download URL for goos/goarch and, for an archive, the path of
 	// the binary inside it. nil means upstream publishes no binary.
 	url func(goos, goarch string) (url, member string)
+	// sums returns where upstream publishes the SHA-256 of the file url returns: a file holding
+	// just that sum (entry "") or a SHA256SUMS-style list ("<hex>  <file>" lines) in which the
+	// sum is the one of entry. nil means upstream publishes none: the tool is then never
+	// downloaded, since nothing could prove the download is the release.
+	sums func(goos, goarch string) (url, entry string)
 	// build overrides the module build (tests use it); nil means buildFromModule.
 	build func(ctx context.Context, tc *Toolchain, out string) error
 }

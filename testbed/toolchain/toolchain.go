@@ -41,11 +41,20 @@ type Options struct {
 	// Overrides maps a tool name to a binary to use as is; it wins over the
 	// POLYKUBE_<TOOL>_BINARY environment variables.
 	Overrides map[string]string
-	// Build builds (or, failing that, downloads) tools that are not found. Without it a
-	// missing tool is an error wrapping ErrMissing.
+	// Build gets tools that are not found: the upstream release, verified against its published
+	// checksum, when upstream is reachable; otherwise a build from Go module source. Without it
+	// a missing tool is an error wrapping ErrMissing.
 	Build bool
-	// Offline skips the upstream download. POLYKUBE_OFFLINE=1 sets it too.
+	// Offline skips the upstream download and its reachability probe. POLYKUBE_OFFLINE=1 sets it too.
 	Offline bool
+	// Mirror, when set, is fetched instead of each release host: https://HOST/PATH becomes
+	// MIRROR/HOST/PATH (an internal mirror of the release hosts; tests use a loopback server).
+	// POLYKUBE_RELEASE_MIRROR sets it too.
+	Mirror string
+	// ProbeTimeout bounds the one reachability check per release host; default 2s.
+	ProbeTimeout time.Duration
+	// DownloadTimeout bounds one download with its checksum; default 10m.
+	DownloadTimeout time.Duration
 	// Log receives progress lines; nil means os.Stderr.
 	Log io.Writer
 }
@@ -81,11 +90,13 @@ func (e *ResolveError) Unwrap() error { return e.err }
 // Toolchain resolves pinned tools. It is safe for use by one goroutine at a time; separate
 // processes coordinate through file locks in the cache.
 type Toolchain struct {
-	opts  Options
-	dir   string
-	log   io.Writer
-	tools map[string]*Tool
-	order []string
+	opts Options
+	// reachable remembers, per release host, whether it answered the probe.
+	reachable map[string]error
+	dir       string
+	log       io.Writer
+	tools     map[string]*Tool
+	order     []string
 }
 
 // New returns a Toolchain for the pinned tools.
@@ -111,6 +122,10 @@ func newToolchain(opts Options, tools []*Tool) (*Toolchain, error) {
 	if os.Getenv("POLYKUBE_OFFLINE") == "1" {
 		tc.opts.Offline = true
 	}
+	if m := os.Getenv("POLYKUBE_RELEASE_MIRROR"); m != "" && tc.opts.Mirror == "" {
+		tc.opts.Mirror = m
+	}
+	tc.reachable = map[string]error{}
 	for _, t := range tools {
 		tc.tools[t.Name] = t
 		tc.order = append(tc.order, t.Name)
@@ -230,6 +245,23 @@ func (tc *Toolchain) Resolve(ctx context.Context, name string) (Resolved, error)
 		return r, nil
 	}
 
+	// Online first: the release binary, verified against its published checksum, takes seconds
+	// where a build from module source takes minutes. Offline, or when upstream publishes no
+	// binary or no checksum, or when the download fails, the tool is built.
+	if url, why := tc.downloadURL(ctx, t); url != "" {
+		r, err := tc.downloadTool(ctx, t)
+		if err == nil {
+			return r, nil
+		}
+		tried = append(tried, fmt.Sprintf("download %s: %v", url, err))
+		if ctx.Err() != nil {
+			return Resolved{}, &ResolveError{Tool: t.Name, Version: t.Version, Tried: tried, err: context.Cause(ctx)}
+		}
+		fmt.Fprintf(tc.log, "  building %s from module source instead\n", t.Name)
+	} else {
+		tried = append(tried, why)
+	}
+
 	r, err := tc.buildTool(ctx, t)
 	if err == nil {
 		return r, nil
@@ -238,17 +270,7 @@ func (tc *Toolchain) Resolve(ctx context.Context, name string) (Resolved, error)
 	if ctx.Err() != nil {
 		return Resolved{}, &ResolveError{Tool: t.Name, Version: t.Version, Tried: tried, err: context.Cause(ctx)}
 	}
-
-	url, why := tc.downloadURL(t)
-	if url != "" {
-		r, err := tc.downloadTool(ctx, t)
-		if err == nil {
-			return r, nil
-		}
-		why = fmt.Sprintf("download %s: %v", url, err)
-	}
-	tried = append(tried, why)
-	return Resolved{}, &ResolveError{Tool: t.Name, Version: t.Version, Tried: tried, err: errors.New("could not be built or downloaded"),
+	return Resolved{}, &ResolveError{Tool: t.Name, Version: t.Version, Tried: tried, err: errors.New("could not be downloaded or built"),
 		Hint: fmt.Sprintf("Make the Go module proxy reachable (GOPROXY=%s) and rerun, or set %s to a %s %s binary.", goEnv("GOPROXY"), t.EnvVar(), t.Name, t.Version)}
 }
 
@@ -427,14 +449,21 @@ func (tc *Toolchain) buildTool(ctx context.Context, t *Tool) (Resolved, error) {
 	})
 }
 
-// downloadURL returns the upstream URL for t on this platform, or why there is none.
-func (tc *Toolchain) downloadURL(t *Tool) (url, why string) {
+// downloadURL returns the URL t is downloaded from on this platform (through the mirror when
+// one is set), or why it is not downloaded. It probes the release host once per Toolchain.
+func (tc *Toolchain) downloadURL(ctx context.Context, t *Tool) (url, why string) {
 	switch {
 	case t.url == nil:
 		return "", "download: upstream publishes no " + t.Name + " binary"
+	case t.sums == nil:
+		return "", "download: upstream publishes no checksum for " + t.Name + ", so a download could not be verified"
 	case tc.opts.Offline:
 		return "", "download: skipped (offline: POLYKUBE_OFFLINE=1 or Options.Offline)"
 	}
-	url, _ = t.url(runtime.GOOS, runtime.GOARCH)
+	raw, _ := t.url(runtime.GOOS, runtime.GOARCH)
+	url = tc.mirrored(raw)
+	if err := tc.probe(ctx, url); err != nil {
+		return "", fmt.Sprintf("download: skipped: %v (set POLYKUBE_OFFLINE=1 to skip this check)", err)
+	}
 	return url, ""
 }

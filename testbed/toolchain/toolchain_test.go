@@ -219,6 +219,7 @@ func TestResolve_ErrorSaysWhatWasTried(t *testing.T) {
 	e.buildErr = errors.New("proxy.golang.org: dial tcp: no route to host")
 	// A closed local port stands in for an unreachable upstream.
 	e.tool.url = func(goos, goarch string) (string, string) { return "http://127.0.0.1:1/faketool", "" }
+	e.tool.sums = func(goos, goarch string) (string, string) { return "http://127.0.0.1:1/faketool.sha256", "" }
 	writeFake(t, filepath.Join(e.pathDir, fakeName), "v1.0.0")
 
 	_, err := e.tc.Resolve(context.Background(), fakeName)
@@ -232,7 +233,7 @@ func TestResolve_ErrorSaysWhatWasTried(t *testing.T) {
 		"$PATH: " + filepath.Join(e.pathDir, fakeName) + " is v1.0.0, not v1.2.3",
 		"cache: no " + e.tc.BinaryPath(e.tool),
 		"build from module source example.com/faketool@v1.2.3: proxy.golang.org: dial tcp: no route to host",
-		"download http://127.0.0.1:1/faketool:",
+		"download: skipped: 127.0.0.1:1 did not answer within 2s (offline?)",
 		"POLYKUBE_FAKETOOL_BINARY",
 	} {
 		if !strings.Contains(msg, want) {

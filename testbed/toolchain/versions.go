@@ -75,6 +75,10 @@ func pinnedTools() []*Tool {
 			url: func(goos, goarch string) (string, string) {
 				return fmt.Sprintf("https://dl.k8s.io/release/%s/bin/%s/%s/%s", KubernetesVersion, goos, goarch, name), ""
 			},
+			// Kubernetes publishes <binary>.sha256 (the bare hex sum) beside every binary.
+			sums: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://dl.k8s.io/release/%s/bin/%s/%s/%s.sha256", KubernetesVersion, goos, goarch, name), ""
+			},
 		}
 	}
 	kwok := func(name string) *Tool {
@@ -85,6 +89,8 @@ func pinnedTools() []*Tool {
 			url: func(goos, goarch string) (string, string) {
 				return fmt.Sprintf("https://github.com/kubernetes-sigs/kwok/releases/download/%s/%s-%s-%s", KwokVersion, name, goos, goarch), ""
 			},
+			// No sums: kwok's release script (hack/releases.sh in the v0.8.0 module) uploads the
+			// binaries alone, with no checksum file, so kwok and kwokctl are always built.
 		}
 	}
 	flux := func(name, version string, replace map[string]string) *Tool {
@@ -113,6 +119,15 @@ func pinnedTools() []*Tool {
 				}
 				return fmt.Sprintf("https://github.com/etcd-io/etcd/releases/download/%s/%s%s", EtcdVersion, dir, ext), dir + "/etcd"
 			},
+			// etcd's releases carry a SHA256SUMS list of every archive.
+			sums: func(goos, goarch string) (string, string) {
+				ext := ".tar.gz"
+				if goos != "linux" {
+					ext = ".zip"
+				}
+				return fmt.Sprintf("https://github.com/etcd-io/etcd/releases/download/%s/SHA256SUMS", EtcdVersion),
+					fmt.Sprintf("etcd-%s-%s-%s%s", EtcdVersion, goos, goarch, ext)
+			},
 		},
 		kube(KubeAPIServer),
 		kube(KubeControllerManager),
@@ -131,6 +146,12 @@ func pinnedTools() []*Tool {
 			url: func(goos, goarch string) (string, string) {
 				v := strings.TrimPrefix(TofuVersion, "v")
 				return fmt.Sprintf("https://github.com/opentofu/opentofu/releases/download/%s/tofu_%s_%s_%s.zip", TofuVersion, v, goos, goarch), "tofu"
+			},
+			// OpenTofu's releases carry tofu_<version>_SHA256SUMS, a list of every archive.
+			sums: func(goos, goarch string) (string, string) {
+				v := strings.TrimPrefix(TofuVersion, "v")
+				return fmt.Sprintf("https://github.com/opentofu/opentofu/releases/download/%s/tofu_%s_SHA256SUMS", TofuVersion, v),
+					fmt.Sprintf("tofu_%s_%s_%s.zip", v, goos, goarch)
 			},
 		},
 	}
