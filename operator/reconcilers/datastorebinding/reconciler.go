@@ -69,6 +69,8 @@ const (
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
+//   - Bound=False/EnvConflict: a binding of the same Workload established earlier maps one of
+//     this binding's env vars into the same container and keeps it.
 //   - Bound=False/ReconcileFailed: an API call failed; the reconciler retries.
 type Reconciler struct {
 	client.Client
@@ -207,7 +209,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 	wired, complete := wiredEnv(b, dep)
 	b.Status.BoundEnv = wired
 
+	// Step 4: another binding of the Workload, established earlier, may map the same variable.
+	lost, err := r.lostVariables(ctx, b, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	switch {
+	case len(lost) > 0:
+		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonEnvConflict, fmt.Sprintf(
+			"%s; rename the variable in this binding (spec.prefix or spec.env[].name) or delete one of the bindings",
+			DescribeCollisions(lost)))
+		return ctrl.Result{}, nil
 	case !res.OK():
 		setBound(b, metav1.ConditionFalse, res.Reason, res.Message)
 		return recheck, nil
@@ -224,6 +237,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 	setBound(b, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
 		fmt.Sprintf("%s wired into Deployment %s from Secret %s/%s", strings.Join(wired, ", "), wlKey, b.Namespace, b.Spec.SecretRef.Name))
 	return ctrl.Result{RequeueAfter: BoundRecheckFactor * interval}, nil
+}
+
+// lostVariables are the collisions this binding loses to a binding of the same Workload
+// established before it.
+func (r *Reconciler) lostVariables(ctx context.Context, b *polykubev1alpha1.DatastoreBinding, wl *polykubev1alpha1.Workload) ([]Collision, error) {
+	list := &polykubev1alpha1.DatastoreBindingList{}
+	if err := r.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+		return nil, fmt.Errorf("list DatastoreBindings in %s: %w", b.Namespace, err)
+	}
+	return LostBy(Collisions(ForWorkload(list.Items, wl.Name), wl.Spec.Template.Spec.Containers), b.Name), nil
 }
 
 // setBound sets Bound and Ready. Ready mirrors Bound except for NotTargeted: a cluster that

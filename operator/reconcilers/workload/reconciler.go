@@ -172,7 +172,13 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 	r.finalOnce.Do(func() {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "Workload", Action: "Reconcile",
-			NoEvent: func(_ *metav1.Condition, c metav1.Condition) bool { return isTransitional(c.Reason) },
+			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition},
+			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
+				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
+					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
+				}
+				return isTransitional(c.Reason)
+			},
 		}
 	})
 	return r.final
@@ -270,6 +276,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	bindings, unresolved, err := r.bindings(ctx, wl)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if status, reason, msg, ok := envCondition(wl, bindings); ok {
+		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.EnvVarsUniqueCondition, status, reason, msg)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, polykubev1alpha1.EnvVarsUniqueCondition)
 	}
 	var result ctrl.Result
 	if unresolved {
