@@ -7,8 +7,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/optest"
@@ -84,4 +86,21 @@ func TestDatastoreBinding_EnvCollision_FirstEstablishedKeepsTheVariable(t *testi
 	Consistently(func(g Gomega) string { return envSecret(g) }).
 		WithTimeout(2*time.Second).WithPolling(200*time.Millisecond).Should(Equal("primary-creds"), "the running Deployment keeps the first binding's variable")
 	Expect(bound(NewWithT(t), "a-primary").Status).To(Equal(metav1.ConditionTrue))
+
+	// Both the losing binding and the Workload record a Warning event with the reason.
+	warned := func(kind, name string) func(g Gomega) {
+		return func(g Gomega) {
+			list := &eventsv1.EventList{}
+			g.Expect(c.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			found := false
+			for _, e := range list.Items {
+				if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == polykubev1alpha1.ReasonEnvConflict && e.Type == corev1.EventTypeWarning {
+					found = true
+				}
+			}
+			g.Expect(found).To(BeTrue(), "no Warning %s event on %s %s", polykubev1alpha1.ReasonEnvConflict, kind, name)
+		}
+	}
+	Eventually(warned("DatastoreBinding", "z-replica")).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	Eventually(warned("Workload", "orders")).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
