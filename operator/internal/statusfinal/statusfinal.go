@@ -6,11 +6,12 @@
 //  2. the status is compared with the copy the reconcile started from, and patched only when it
 //     changed, with that copy's resourceVersion as a precondition (optimistic lock): a status
 //     computed from an outdated cached copy is refused by the API server instead of overwriting
-//     a newer one; the refusal is not an error, the object is reconciled again shortly;
+//     a newer one; the refusal is not an error: the object is reconciled again shortly, and an
+//     error of this reconcile (computed from the outdated copy) is left to that next reconcile;
 //  3. the resourceVersion of each status write is remembered, so that a reconcile reading a
 //     cached copy older than its own last write (the cache lags) neither trusts "unchanged"
 //     (an A→B→A flip would otherwise leave B on the server, since the reconcilers filter out
-//     the watch events of their own status writes) nor writes: it is retried shortly;
+//     the watch events of their own status writes) nor writes: it is retried shortly, likewise;
 //  4. after a successful write, a transition of a watched condition (status or reason) is
 //     recorded as an event whose reason is the condition's reason.
 //
@@ -112,7 +113,7 @@ func (f *Finalizer) Finalize(ctx context.Context, before, obj Object, result ctr
 		// The cached copy does not show this process's last write yet: "unchanged" cannot be
 		// trusted and a write would be refused anyway. The newer copy is on its way.
 		log.V(1).Info("The cached copy is older than the last status write; reconciling again", "resourceVersion", before.GetResourceVersion())
-		return ctrl.Result{RequeueAfter: f.staleRetry()}, dropTerminal(retErr)
+		return ctrl.Result{RequeueAfter: f.staleRetry()}, nil
 	}
 	same, err := sameStatus(before, obj)
 	if err != nil {
@@ -125,8 +126,8 @@ func (f *Finalizer) Finalize(ctx context.Context, before, obj Object, result ctr
 	if err := f.Client.Status().Patch(ctx, obj, patch); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
-			log.V(1).Info("Status computed from an outdated copy was refused; reconciling again", "resourceVersion", before.GetResourceVersion())
-			return ctrl.Result{RequeueAfter: f.staleRetry()}, dropTerminal(retErr)
+			log.V(1).Info("Status computed from an outdated copy was refused; reconciling again", "resourceVersion", before.GetResourceVersion(), "reconcileError", retErr)
+			return ctrl.Result{RequeueAfter: f.staleRetry()}, nil
 		case apierrors.IsNotFound(err):
 			f.Forget(client.ObjectKeyFromObject(obj))
 			return result, nil
@@ -137,15 +138,6 @@ func (f *Finalizer) Finalize(ctx context.Context, before, obj Object, result ctr
 	f.written.Store(client.ObjectKeyFromObject(obj), obj.GetResourceVersion())
 	f.events(before, obj)
 	return result, retErr
-}
-
-// dropTerminal keeps a non-terminal error (controller-runtime retries it with back-off) and
-// drops a terminal one, which would otherwise stop the retry the refused write needs.
-func dropTerminal(err error) error {
-	if err != nil && errors.Is(err, reconcile.TerminalError(nil)) {
-		return nil
-	}
-	return err
 }
 
 func (f *Finalizer) events(before, obj Object) {
