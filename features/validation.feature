@@ -52,6 +52,28 @@ Feature: Invalid manifests are rejected by the API server
     Then the API server rejects it with a message naming "spec.distribution"
     And nothing changed in cluster "alpha"
 
+  Scenario: A Workload name that cannot name a Deployment and a Service
+    When I apply to cluster "alpha":
+      """
+      apiVersion: polykube.kismet.io/v1alpha1
+      kind: Workload
+      metadata:
+        name: web.v2
+      spec:
+        distribution:
+          strategy: Static
+          targets:
+            - clusterRef: alpha
+              replicas: 1
+        template:
+          spec:
+            containers:
+              - name: app
+                image: example.com/web:v1
+      """
+    Then the API server rejects it with a message naming "DNS-1035"
+    And nothing changed in cluster "alpha"
+
   Scenario: A negative replica count
     When I apply to cluster "alpha":
       """

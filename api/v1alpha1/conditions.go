@@ -35,6 +35,12 @@ const (
 	// BoundCondition (DatastoreBinding) is True when the local Secret and every key it needs
 	// exist and the env vars are wired into the workload.
 	BoundCondition = "Bound"
+
+	// EnvVarsUniqueCondition (Workload) is True when no two DatastoreBindings of the Workload map
+	// the same env var into the same container (reason Succeeded, or TemplateEnvReplaced when a
+	// binding replaces an env var of the template); False/EnvConflict names the colliding
+	// bindings and the one that keeps each variable (the one established first).
+	EnvVarsUniqueCondition = "EnvVarsUnique"
 )
 
 // Condition reasons, shared by all kinds. Event reasons equal condition reasons.
@@ -63,6 +69,11 @@ const (
 	// DatastoreBinding.
 	ReasonSecretNotFound   = "SecretNotFound"
 	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonEnvConflict: another DatastoreBinding, established earlier, maps the same env var
+	// into the same container and keeps it.
+	ReasonEnvConflict = "EnvConflict"
+	// ReasonTemplateEnvReplaced: a binding's env var replaces one of the Workload's template.
+	ReasonTemplateEnvReplaced = "TemplateEnvReplaced"
 )
 
 // Labels and annotations the operator writes.

@@ -14,17 +14,16 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -35,6 +34,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/placement"
 )
 
@@ -69,6 +69,8 @@ const (
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
+//   - Bound=False/EnvConflict: a binding of the same Workload established earlier maps one of
+//     this binding's env vars into the same container and keeps it.
 //   - Bound=False/ReconcileFailed: an API call failed; the reconciler retries.
 type Reconciler struct {
 	client.Client
@@ -79,6 +81,9 @@ type Reconciler struct {
 	// SecretRecheckInterval overrides DefaultSecretRecheckInterval when set; bound bindings
 	// are re-checked BoundRecheckFactor times less often.
 	SecretRecheckInterval time.Duration
+
+	finalOnce sync.Once
+	final     *statusfinal.Finalizer
 }
 
 // SetupWithManager registers the controller. Workloads and Deployments map to the bindings
@@ -113,25 +118,40 @@ func (r *Reconciler) bindingsOf(ctx context.Context, o client.Object) []reconcil
 }
 
 // Reconcile checks the binding and patches its status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &polykubev1alpha1.DatastoreBinding{}
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.finalizer().Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	before := b.DeepCopy()
-	defer func() {
-		if retErr != nil {
-			setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonReconcileFailed, retErr.Error())
-			metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
+	result, err := r.reconcileNormal(ctx, b)
+	if err != nil {
+		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
+	}
+	return r.finalizer().Finalize(ctx, before, b, result, err)
+}
+
+// finalizer is the status policy shared by every Polykube reconciler (operator/internal/statusfinal):
+// an error sets Bound and Ready, and the rollout's transitional reasons get no event.
+func (r *Reconciler) finalizer() *statusfinal.Finalizer {
+	r.finalOnce.Do(func() {
+		r.final = &statusfinal.Finalizer{
+			Client: r.Client, Recorder: r.Recorder, Kind: "DatastoreBinding", Action: "Reconcile",
+			NoEvent: func(_ *metav1.Condition, c metav1.Condition) bool {
+				return c.Reason == polykubev1alpha1.ReasonDeploymentPending || c.Reason == polykubev1alpha1.ReasonProgressing
+			},
+			OnError: func(obj statusfinal.Object, err error) {
+				setBound(obj.(*polykubev1alpha1.DatastoreBinding), metav1.ConditionFalse, polykubev1alpha1.ReasonReconcileFailed, err.Error())
+			},
 		}
-		if err := r.finalizeStatus(ctx, before, b); err != nil {
-			retErr = utilerrors.NewAggregate([]error{retErr, err})
-		}
-	}()
-	return r.reconcileNormal(ctx, b)
+	})
+	return r.final
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.DatastoreBinding) (ctrl.Result, error) {
@@ -189,7 +209,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 	wired, complete := wiredEnv(b, dep)
 	b.Status.BoundEnv = wired
 
+	// Step 4: another binding of the Workload, established earlier, may map the same variable.
+	lost, err := r.lostVariables(ctx, b, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	switch {
+	case len(lost) > 0:
+		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonEnvConflict, fmt.Sprintf(
+			"%s; rename the variable in this binding (spec.prefix or spec.env[].name) or delete one of the bindings",
+			DescribeCollisions(lost)))
+		return ctrl.Result{}, nil
 	case !res.OK():
 		setBound(b, metav1.ConditionFalse, res.Reason, res.Message)
 		return recheck, nil
@@ -208,28 +239,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 	return ctrl.Result{RequeueAfter: BoundRecheckFactor * interval}, nil
 }
 
-// finalizeStatus emits an event when Ready changed and patches the status when it changed.
-func (r *Reconciler) finalizeStatus(ctx context.Context, before, b *polykubev1alpha1.DatastoreBinding) error {
-	if equality.Semantic.DeepEqual(before.Status, b.Status) {
-		return nil
+// lostVariables are the collisions this binding loses to a binding of the same Workload
+// established before it.
+func (r *Reconciler) lostVariables(ctx context.Context, b *polykubev1alpha1.DatastoreBinding, wl *polykubev1alpha1.Workload) ([]Collision, error) {
+	list := &polykubev1alpha1.DatastoreBindingList{}
+	if err := r.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+		return nil, fmt.Errorf("list DatastoreBindings in %s: %w", b.Namespace, err)
 	}
-	ready := meta.FindStatusCondition(b.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	old := meta.FindStatusCondition(before.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) &&
-		ready.Reason != polykubev1alpha1.ReasonDeploymentPending && ready.Reason != polykubev1alpha1.ReasonProgressing && r.Recorder != nil {
-		typ := corev1.EventTypeNormal
-		if ready.Status != metav1.ConditionTrue {
-			typ = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(b, nil, typ, ready.Reason, "Reconcile", "%s", ready.Message)
-	}
-	if err := r.Status().Patch(ctx, b, client.MergeFrom(before)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("patch status of DatastoreBinding %s/%s: %w", b.Namespace, b.Name, err)
-	}
-	return nil
+	return LostBy(Collisions(ForWorkload(list.Items, wl.Name), wl.Spec.Template.Spec.Containers), b.Name), nil
 }
 
 // setBound sets Bound and Ready. Ready mirrors Bound except for NotTargeted: a cluster that

@@ -126,8 +126,9 @@ func AppliesTo(b *polykubev1alpha1.DatastoreBinding, container string) bool {
 	return false
 }
 
-// ForWorkload returns the bindings in list that reference the named Workload, sorted by name
-// so that every reconcile applies them in the same order.
+// ForWorkload returns the bindings in list that reference the named Workload, in the order
+// they were established (creationTimestamp, then UID, then name), so that every reconcile
+// applies them in the same order and the first established keeps a colliding variable.
 func ForWorkload(list []polykubev1alpha1.DatastoreBinding, workload string) []polykubev1alpha1.DatastoreBinding {
 	var out []polykubev1alpha1.DatastoreBinding
 	for _, b := range list {
@@ -135,6 +136,6 @@ func ForWorkload(list []polykubev1alpha1.DatastoreBinding, workload string) []po
 			out = append(out, b)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool { return establishedBefore(&out[i], &out[j]) })
 	return out
 }

@@ -2,9 +2,7 @@ package federation
 
 import (
 	"context"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,7 +17,7 @@ type memberReconciler struct {
 }
 
 // Reconcile writes a ClusterMember's status only when status.local or observedGeneration
-// would change.
+// would change, through the shared status policy (operator/internal/statusfinal).
 func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	member := &polykubev1alpha1.ClusterMember{}
 	if err := r.Get(ctx, req.NamespacedName, member); err != nil {
@@ -30,24 +28,18 @@ func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	want := MemberStatus(member, r.ClusterName)
-	if member.Status.Local == want.Local && member.Status.ObservedGeneration == want.ObservedGeneration {
-		return ctrl.Result{}, nil
-	}
 	orig := member.DeepCopy()
+	if member.Status.Local != want.Local || member.Status.ObservedGeneration != want.ObservedGeneration {
+		ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local)
+	}
 	member.Status.Local = want.Local
 	member.Status.ObservedGeneration = want.ObservedGeneration
-	ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local)
-	if err := r.Status().Patch(ctx, member, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		switch {
-		case apierrors.IsConflict(err):
-			return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
-		case apierrors.IsNotFound(err):
-			return ctrl.Result{}, nil
-		}
+	// Finalize also when nothing changed: the cached copy may be older than the last write.
+	result, err := r.memberFinalizer().Finalize(ctx, orig, member, ctrl.Result{}, nil)
+	if err != nil {
 		metrics.ReconcileError(clusterMemberControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return ctrl.Result{}, fmt.Errorf("patch status of ClusterMember %q: %w", member.Name, err)
 	}
-	return ctrl.Result{}, nil
+	return result, err
 }
 
 // MemberStatus is the status fields this operator owns on a ClusterMember: whether it is the

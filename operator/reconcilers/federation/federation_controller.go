@@ -10,10 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +27,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/statusfinal"
 )
 
 const (
@@ -54,6 +55,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// ClusterName is the operator's --cluster-name: the ClusterMember this cluster is.
 	ClusterName string
+
+	finalOnce   sync.Once
+	fedFinal    *statusfinal.Finalizer
+	memberFinal *statusfinal.Finalizer
 }
 
 // SetupWithManager registers two controllers: one for Federations, re-run for every Federation
@@ -110,7 +115,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var members polykubev1alpha1.ClusterMemberList
 	if err := r.List(ctx, &members); err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return ctrl.Result{}, fmt.Errorf("list ClusterMembers to check Federation %q: %w", fed.Name, err)
+		return r.fedFinalizer().Finalize(ctx, fed.DeepCopy(), fed, ctrl.Result{},
+			fmt.Errorf("list ClusterMembers to check Federation %q: %w", fed.Name, err))
 	}
 
 	conditions := make([]metav1.Condition, 0, len(Checks)+1)
@@ -132,45 +138,60 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		meta.SetStatusCondition(&fed.Status.Conditions, c)
 	}
-	if equality.Semantic.DeepEqual(orig.Status, fed.Status) {
-		return ctrl.Result{}, nil
-	}
-
-	for _, c := range transitions {
-		if c.Type == polykubev1alpha1.ClusterIdentifiedCondition && c.Status != metav1.ConditionTrue {
-			log.Info("This cluster's ClusterMember is missing", "clusterName", r.ClusterName, "federation", fed.Name)
+	if !equality.Semantic.DeepEqual(orig.Status, fed.Status) {
+		for _, c := range transitions {
+			if c.Type == polykubev1alpha1.ClusterIdentifiedCondition && c.Status != metav1.ConditionTrue {
+				log.Info("This cluster's ClusterMember is missing", "clusterName", r.ClusterName, "federation", fed.Name)
+			}
 		}
+		log.V(1).Info("Writing Federation status", "ready", meta.FindStatusCondition(fed.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason)
 	}
-	log.V(1).Info("Writing Federation status", "ready", meta.FindStatusCondition(fed.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason)
-	// The patch carries the resourceVersion the status was computed from: a reconcile working
-	// from an outdated cached copy must neither overwrite a newer status nor record the same
-	// transition twice. The watch event bringing the newer copy reconciles again.
-	if err := r.Status().Patch(ctx, fed, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		switch {
-		case apierrors.IsConflict(err):
-			return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
-		case apierrors.IsNotFound(err):
-			return ctrl.Result{}, nil
-		}
+	// Finalize also when nothing changed: the cached copy may be older than the last write.
+	result, err := r.fedFinalizer().Finalize(ctx, orig, fed, ctrl.Result{}, nil)
+	if err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return ctrl.Result{}, fmt.Errorf("patch status of Federation %q: %w", fed.Name, err)
 	}
-	for _, c := range transitions {
-		r.event(fed, c)
-	}
-	return ctrl.Result{}, nil
+	return result, err
 }
 
-// event records a condition transition with the condition's reason as the event reason.
-func (r *Reconciler) event(obj runtime.Object, c metav1.Condition) {
-	if r.Recorder == nil {
-		return
+// checkConditions are the condition types of the Checks; each transition is an event (Ready
+// repeats their messages and gets none).
+var checkConditions = []string{
+	polykubev1alpha1.ClusterIdentifiedCondition, polykubev1alpha1.LocalMemberListedCondition,
+	polykubev1alpha1.MembersPresentCondition, polykubev1alpha1.ClusterNamesValidCondition,
+	polykubev1alpha1.ClusterIDsValidCondition, polykubev1alpha1.PodCIDRsDisjointCondition,
+}
+
+// fedFinalizer and memberFinalizer are the status policy shared by every Polykube reconciler
+// (operator/internal/statusfinal).
+func (r *Reconciler) fedFinalizer() *statusfinal.Finalizer {
+	r.finalOnce.Do(r.initFinalizers)
+	return r.fedFinal
+}
+
+func (r *Reconciler) memberFinalizer() *statusfinal.Finalizer {
+	r.finalOnce.Do(r.initFinalizers)
+	return r.memberFinal
+}
+
+func (r *Reconciler) initFinalizers() {
+	r.fedFinal = &statusfinal.Finalizer{
+		Client: r.Client, Recorder: r.Recorder, Kind: "Federation", Action: eventAction,
+		StaleRetry: staleRetryInterval, EventConditions: checkConditions,
+		NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
+			var previous []metav1.Condition
+			if prev != nil {
+				previous = []metav1.Condition{*prev}
+			}
+			return !isTransition(previous, c)
+		},
 	}
-	eventType := "Normal"
-	if c.Status != metav1.ConditionTrue {
-		eventType = "Warning"
+	// The ClusterMember's conditions are not this operator's: it writes only status.local and
+	// observedGeneration, records no error in the status and emits no event.
+	r.memberFinal = &statusfinal.Finalizer{
+		Client: r.Client, Kind: "ClusterMember", StaleRetry: staleRetryInterval,
+		EventConditions: []string{}, OnError: func(statusfinal.Object, error) {},
 	}
-	r.Recorder.Eventf(obj, nil, eventType, c.Reason, eventAction, "%s: %s", c.Type, c.Message)
 }
 
 // isTransition tells whether c changes the status or reason of its condition type. A condition

@@ -14,11 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +34,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/placement"
 )
 
@@ -63,6 +64,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// ClusterName is the operator's --cluster-name, written into the Service's cluster label.
 	ClusterName string
+
+	finalOnce sync.Once
+	final     *statusfinal.Finalizer
 }
 
 // SetupWithManager registers the controller. Besides ServiceEndpoints it watches Services and
@@ -142,16 +146,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// reconciles again. Nothing was learned, so nothing is written.
 		return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
 	}
-	if stale, err := r.writeStatus(ctx, se, obs); err != nil {
-		return ctrl.Result{}, err
-	} else if stale {
-		return ctrl.Result{RequeueAfter: staleRetryInterval}, nil
-	}
+	before := se.DeepCopy()
+	setStatus(se, obs)
 	if obs.Err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return ctrl.Result{}, obs.Err
 	}
-	return ctrl.Result{}, nil
+	return r.finalizer().Finalize(ctx, before, se, ctrl.Result{}, obs.Err)
+}
+
+// finalizer is the status policy shared by every Polykube reconciler (operator/internal/statusfinal).
+// The Ready condition computed from the observation already carries an API error; a new
+// ServiceEndpoint that is plainly ready gets no event.
+func (r *Reconciler) finalizer() *statusfinal.Finalizer {
+	r.finalOnce.Do(func() {
+		r.final = &statusfinal.Finalizer{
+			Client: r.Client, Recorder: r.Recorder, Kind: "ServiceEndpoint", Action: eventAction,
+			StaleRetry: staleRetryInterval,
+			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
+				var previous []metav1.Condition
+				if prev != nil {
+					previous = []metav1.Condition{*prev}
+				}
+				return !isTransition(previous, c)
+			},
+			OnError: func(statusfinal.Object, error) {},
+		}
+	})
+	return r.final
 }
 
 // observe looks up the Workload, creates or updates the Service and counts its endpoints.
@@ -246,16 +267,10 @@ func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.Serv
 	return "", nil
 }
 
-// writeStatus patches the status when it changed and records an event when Ready changed its
-// status or reason. The patch carries the resourceVersion it was computed from, so that a
-// reconcile working from an outdated cached copy neither overwrites a newer status nor records
-// the same transition twice; stale reports that case.
-func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint, obs Observation) (stale bool, err error) {
-	orig := se.DeepCopy()
+// setStatus writes the observation into the status.
+func setStatus(se *polykubev1alpha1.ServiceEndpoint, obs Observation) {
 	ready := ReadyCondition(obs)
 	ready.ObservedGeneration = se.Generation
-	transition := isTransition(orig.Status.Conditions, ready)
-
 	se.Status.ObservedGeneration = se.Generation
 	switch {
 	case obs.Conflict != "":
@@ -264,25 +279,4 @@ func (r *Reconciler) writeStatus(ctx context.Context, se *polykubev1alpha1.Servi
 		se.Status.ServiceName, se.Status.LocalReadyEndpoints = se.Name, obs.ReadyEndpoints
 	}
 	meta.SetStatusCondition(&se.Status.Conditions, ready)
-	if equality.Semantic.DeepEqual(orig.Status, se.Status) {
-		return false, nil
-	}
-	if err := r.Status().Patch(ctx, se, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		switch {
-		case apierrors.IsConflict(err):
-			return true, nil
-		case apierrors.IsNotFound(err):
-			return false, nil // deleted meanwhile
-		}
-		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
-		return false, fmt.Errorf("patch status of ServiceEndpoint %s: %w", obs.Service, err)
-	}
-	if transition && r.Recorder != nil {
-		eventType := corev1.EventTypeNormal
-		if ready.Status != metav1.ConditionTrue {
-			eventType = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(se, nil, eventType, ready.Reason, eventAction, "%s", ready.Message)
-	}
-	return false, nil
 }

@@ -91,7 +91,12 @@ func expectManagedService(g Gomega, svc *corev1.Service, se *polykubev1alpha1.Se
 	g.Expect(svc.Labels).To(HaveKeyWithValue("polykube.kismet.io/cluster", localCluster))
 	g.Expect(svc.Annotations).To(HaveKeyWithValue("service.cilium.io/global", global))
 	g.Expect(svc.Annotations).To(HaveKeyWithValue("service.cilium.io/shared", shared))
-	g.Expect(svc.Annotations).To(HaveKeyWithValue("service.cilium.io/affinity", affinity))
+	if affinity == "none" {
+		// Cilium's default: left unannotated.
+		g.Expect(svc.Annotations).NotTo(HaveKey("service.cilium.io/affinity"))
+	} else {
+		g.Expect(svc.Annotations).To(HaveKeyWithValue("service.cilium.io/affinity", affinity))
+	}
 	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 	g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
 	g.Expect(svc.Spec.Selector).To(Equal(map[string]string{"polykube.kismet.io/workload": se.Spec.WorkloadRef.Name}))

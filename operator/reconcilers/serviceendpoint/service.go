@@ -49,15 +49,27 @@ func SettingsOf(spec polykubev1alpha1.ServiceEndpointSpec) Settings {
 	return s
 }
 
-// Annotations are the Service annotations for the settings. Affinity is written even when it is
-// none, Cilium's default, so that the Service says what the spec says.
+// Annotations are the Service annotations for the settings. Affinity none is left out: in
+// Cilium 1.20 an absent service.cilium.io/affinity and "none" are the same thing
+// (github.com/cilium/cilium@v1.20.2 pkg/annotation/clustermesh.go, GetAnnotationServiceAffinity
+// returns ServiceAffinityNone for both; pkg/clustermesh/selectbackends.go then selects every
+// active backend, local and remote, alike). Leaving Cilium's default unannotated keeps the
+// Service free of a value that older Cilium releases mishandled (cilium/cilium issue 46623:
+// "none" black-holed traffic when no local endpoint existed, fixed by PR 46635).
 func (s Settings) Annotations() map[string]string {
-	return map[string]string{
-		GlobalAnnotation:   strconv.FormatBool(s.Global),
-		SharedAnnotation:   strconv.FormatBool(s.Shared),
-		AffinityAnnotation: s.Affinity,
+	a := map[string]string{
+		GlobalAnnotation: strconv.FormatBool(s.Global),
+		SharedAnnotation: strconv.FormatBool(s.Shared),
 	}
+	if s.Affinity != polykubev1alpha1.AffinityNone {
+		a[AffinityAnnotation] = s.Affinity
+	}
+	return a
 }
+
+// managedAnnotations are the annotations the reconciler owns on its Services: one the desired
+// Service lacks is removed (an affinity set back to none, or "none" written by an older operator).
+var managedAnnotations = []string{GlobalAnnotation, SharedAnnotation, AffinityAnnotation}
 
 // String is the short form used in condition messages.
 func (s Settings) String() string {
@@ -117,6 +129,14 @@ func Reconciled(existing, desired *corev1.Service) (*corev1.Service, bool) {
 	if !hasAll(out.Annotations, desired.Annotations) {
 		out.Annotations = merged(out.Annotations, desired.Annotations)
 		changed = true
+	}
+	for _, k := range managedAnnotations {
+		if _, want := desired.Annotations[k]; !want {
+			if _, have := out.Annotations[k]; have {
+				delete(out.Annotations, k)
+				changed = true
+			}
+		}
 	}
 	if out.Spec.Type != desired.Spec.Type {
 		out.Spec.Type = desired.Spec.Type

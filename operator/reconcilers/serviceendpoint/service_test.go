@@ -37,9 +37,10 @@ func TestSettingsOf(t *testing.T) {
 		ann  map[string]string
 	}{
 		{
+			// Cilium 1.20 reads an absent affinity annotation as none: it is left out.
 			name: "defaults: global, shared, affinity none",
 			want: Settings{Global: true, Shared: true, Affinity: "none"},
-			ann:  map[string]string{GlobalAnnotation: "true", SharedAnnotation: "true", AffinityAnnotation: "none"},
+			ann:  map[string]string{GlobalAnnotation: "true", SharedAnnotation: "true"},
 		},
 		{
 			name: "everything set",
@@ -113,6 +114,7 @@ func TestReconciled(t *testing.T) {
 	}{
 		{name: "as desired", existing: asServed()},
 		{name: "affinity changed in the spec", existing: asServed(func(s *corev1.Service) { s.Annotations[AffinityAnnotation] = "remote" }), wantChanged: true},
+		{name: "affinity none written by an older operator", existing: asServed(func(s *corev1.Service) { s.Annotations[AffinityAnnotation] = "none" }), wantChanged: true},
 		{name: "global annotation removed by hand", existing: asServed(func(s *corev1.Service) { delete(s.Annotations, GlobalAnnotation) }), wantChanged: true},
 		{name: "cluster label changed", existing: asServed(func(s *corev1.Service) { s.Labels[polykubev1alpha1.ClusterLabel] = "other" }), wantChanged: true},
 		{name: "selector widened", existing: asServed(func(s *corev1.Service) { s.Spec.Selector["extra"] = "x" }), wantChanged: true},
@@ -139,6 +141,13 @@ func TestReconciled(t *testing.T) {
 			}
 			for k, v := range desired.Annotations {
 				g.Expect(got.Annotations).To(HaveKeyWithValue(k, v))
+			}
+			// …an annotation of ours the spec no longer asks for is gone (affinity none is
+			// Cilium's default when the annotation is absent)…
+			for _, k := range []string{GlobalAnnotation, SharedAnnotation, AffinityAnnotation} {
+				if _, ok := desired.Annotations[k]; !ok {
+					g.Expect(got.Annotations).NotTo(HaveKey(k))
+				}
 			}
 			g.Expect(got.Spec.Type).To(Equal(desired.Spec.Type))
 			g.Expect(got.Spec.Selector).To(Equal(desired.Spec.Selector))

@@ -126,12 +126,15 @@ func desiredService(wl *polykubev1alpha1.Workload, cluster string) *corev1.Servi
 }
 
 // injectEnv adds every binding's env vars to the containers it applies to, replacing a
-// template env var of the same name. Bindings are applied in name order. A binding whose
-// Secret or keys are missing adds nothing new; the env vars it injected before are carried
-// over from the existing Deployment as they are.
+// template env var of the same name (reported by envCondition). Bindings are applied in the
+// order they were established (datastorebinding.ForWorkload); a variable another binding
+// claimed first in the container is left to that binding (datastorebinding.Collisions). A
+// binding whose Secret or keys are missing adds nothing new, but still claims its variables;
+// the env vars it injected before are carried over from the existing Deployment as they are.
 func injectEnv(tmpl *corev1.PodTemplateSpec, bindings []binding, existing *appsv1.Deployment) {
 	for i := range tmpl.Spec.Containers {
 		c := &tmpl.Spec.Containers[i]
+		claimed := map[string]string{}
 		for _, b := range bindings {
 			if !datastorebinding.AppliesTo(b.DatastoreBinding, c.Name) {
 				continue
@@ -141,7 +144,15 @@ func injectEnv(tmpl *corev1.PodTemplateSpec, bindings []binding, existing *appsv
 				vars = injectedBefore(existing, c.Name, b.DatastoreBinding)
 			}
 			for _, v := range vars {
+				if owner, ok := claimed[v.Name]; ok && owner != b.Name {
+					continue
+				}
 				c.Env = setEnv(c.Env, v)
+			}
+			for _, name := range datastorebinding.EnvNames(b.DatastoreBinding) {
+				if _, ok := claimed[name]; !ok {
+					claimed[name] = b.Name
+				}
 			}
 		}
 	}

@@ -131,6 +131,22 @@ func TestInjectEnv(t *testing.T) {
 			},
 		},
 		{
+			name:     "two bindings, one variable: the first applied (established first) keeps it",
+			bindings: []binding{{db, true}, {testBinding("db-again", "other-creds", "DB_"), true}},
+			want: map[string][]corev1.EnvVar{
+				"app":     {secretRef("DB_HOST", "db-creds", "host"), {Name: "MODE", Value: "prod"}, secretRef("DB_PASSWORD", "db-creds", "password")},
+				"sidecar": {secretRef("DB_HOST", "db-creds", "host"), secretRef("DB_PASSWORD", "db-creds", "password")},
+			},
+		},
+		{
+			name:     "an unresolved first binding still claims its variables",
+			bindings: []binding{{db, false}, {testBinding("db-again", "other-creds", "DB_"), true}},
+			want: map[string][]corev1.EnvVar{
+				"app":     {{Name: "DB_HOST", Value: "template"}, {Name: "MODE", Value: "prod"}},
+				"sidecar": nil,
+			},
+		},
+		{
 			name:     "binding limited to listed containers",
 			bindings: []binding{{cache, true}},
 			want: map[string][]corev1.EnvVar{

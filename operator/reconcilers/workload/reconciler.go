@@ -9,17 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -32,6 +31,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/placement"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 )
@@ -67,6 +67,9 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 	// Now returns the current time (tests set it); defaults to time.Now.
 	Now func() time.Time
+
+	finalOnce sync.Once
+	final     *statusfinal.Finalizer
 }
 
 // SetupWithManager registers the controller. Deployments and Services are mapped to the
@@ -136,11 +139,12 @@ func (r *Reconciler) allWorkloads(ctx context.Context, _ client.Object) []reconc
 
 // Reconcile fetches the Workload, runs reconcileNormal and patches the status only when it
 // changed; in the steady state it makes no API write at all.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wl := &polykubev1alpha1.Workload{}
 	if err := r.Get(ctx, req.NamespacedName, wl); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetWorkload(req.Namespace, req.Name)
+			r.finalizer().Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get Workload %s: %w", req.NamespacedName, err)
@@ -151,16 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	before := wl.DeepCopy()
-	defer func() {
-		if retErr != nil && !errors.Is(retErr, reconcile.TerminalError(nil)) {
-			setCondition(&wl.Status.Conditions, wl.Generation, polykubev1alpha1.ReadyCondition, metav1.ConditionFalse,
-				polykubev1alpha1.ReasonReconcileFailed, retErr.Error())
-		}
-		if err := r.finalizeStatus(ctx, before, wl); err != nil {
-			retErr = utilerrors.NewAggregate([]error{retErr, err})
-		}
-	}()
-	return r.reconcileNormal(ctx, wl)
+	result, err := r.reconcileNormal(ctx, wl)
+	r.recordMetrics(wl, err)
+	return r.finalizer().Finalize(ctx, before, wl, result, err)
 }
 
 // isTransitional is true for the Ready reasons every rollout passes through. They get no event:
@@ -170,34 +167,37 @@ func isTransitional(reason string) bool {
 	return reason == polykubev1alpha1.ReasonDeploymentPending || reason == polykubev1alpha1.ReasonProgressing
 }
 
-// finalizeStatus records metrics, emits an event when Ready changed, and patches the status
-// when anything in it changed.
-func (r *Reconciler) finalizeStatus(ctx context.Context, before, wl *polykubev1alpha1.Workload) error {
-	ready := meta.FindStatusCondition(wl.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	if ready != nil && ready.Status != metav1.ConditionTrue && isErrorReason(ready.Reason) {
-		metrics.ReconcileError(ControllerName, ready.Reason)
+// finalizer is the status policy shared by every Polykube reconciler (operator/internal/statusfinal).
+func (r *Reconciler) finalizer() *statusfinal.Finalizer {
+	r.finalOnce.Do(func() {
+		r.final = &statusfinal.Finalizer{
+			Client: r.Client, Recorder: r.Recorder, Kind: "Workload", Action: "Reconcile",
+			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition},
+			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
+				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
+					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
+				}
+				return isTransitional(c.Reason)
+			},
+		}
+	})
+	return r.final
+}
+
+// recordMetrics records the reconcile's outcome: the replicas and, for an error, its reason.
+func (r *Reconciler) recordMetrics(wl *polykubev1alpha1.Workload, err error) {
+	reason := ""
+	if ready := meta.FindStatusCondition(wl.Status.Conditions, polykubev1alpha1.ReadyCondition); ready != nil &&
+		ready.Status != metav1.ConditionTrue {
+		reason = ready.Reason
+	}
+	if err != nil && !errors.Is(err, reconcile.TerminalError(nil)) {
+		reason = polykubev1alpha1.ReasonReconcileFailed
+	}
+	if reason != "" && isErrorReason(reason) {
+		metrics.ReconcileError(ControllerName, reason)
 	}
 	metrics.SetWorkloadReplicas(wl.Namespace, wl.Name, wl.Status.DesiredReplicas, wl.Status.ReadyReplicas)
-
-	if equality.Semantic.DeepEqual(before.Status, wl.Status) {
-		return nil
-	}
-	old := meta.FindStatusCondition(before.Status.Conditions, polykubev1alpha1.ReadyCondition)
-	if ready != nil && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) &&
-		!isTransitional(ready.Reason) && r.Recorder != nil {
-		typ := corev1.EventTypeNormal
-		if ready.Status != metav1.ConditionTrue {
-			typ = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(wl, nil, typ, ready.Reason, "Reconcile", "%s", ready.Message)
-	}
-	if err := r.Status().Patch(ctx, wl, client.MergeFrom(before)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("patch status of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
-	}
-	return nil
 }
 
 // reconcileNormal runs the steps in order; each failing step sets Ready=False with its reason.
@@ -276,6 +276,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	bindings, unresolved, err := r.bindings(ctx, wl)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if status, reason, msg, ok := envCondition(wl, bindings); ok {
+		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.EnvVarsUniqueCondition, status, reason, msg)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, polykubev1alpha1.EnvVarsUniqueCondition)
 	}
 	var result ctrl.Result
 	if unresolved {
