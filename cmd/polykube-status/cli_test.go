@@ -48,6 +48,7 @@ func TestRun_UsageErrors(t *testing.T) {
 		{"bad output", []string{"--kubeconfig", kc, "--context", "alpha", "-o", "xml"}, "use -o table, -o json or -o yaml"},
 		{"namespace and all", []string{"--kubeconfig", kc, "--context", "alpha", "-n", "x", "-A"}, "exclude each other"},
 		{"bad timeout", []string{"--kubeconfig", kc, "--context", "alpha", "--timeout", "0s"}, "--timeout must be positive"},
+		{"bad parallel", []string{"--kubeconfig", kc, "--context", "alpha", "--parallel", "0"}, "--parallel must be at least 1"},
 		{"unknown flag", []string{"--kubeconfig", kc, "--contex", "alpha"}, "unknown flag: --contex"},
 		{"bad pattern", []string{"--kubeconfig", kc, "--context", "alpha", "[x"}, "malformed"},
 		{"view with args", []string{"--kubeconfig", kc, "--context", "alpha", "federation", "x"}, "unknown command"},

@@ -40,6 +40,7 @@ type cli struct {
 	contextsFile  string
 	allContexts   bool
 	timeout       time.Duration
+	parallel      int
 	output        string
 	namespace     string
 	allNamespaces bool
@@ -96,9 +97,10 @@ func (c *cli) rootCommand(name string) *cobra.Command {
 		Use:         "polykube-status [WORKLOAD...] (--context NAME... | --contexts-file FILE | --all-contexts)",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
 		Short:       "Read-only status of Polykube Workloads across clusters",
-		Long: `Queries every named kubeconfig context in parallel (each with its own --timeout), merges the
-status each cluster's operator wrote, and flags where the clusters disagree. It only reads
-(get/list): bind the ClusterRole polykube-status-reader (gitops/status-reader) to its users.
+		Long: `Queries the named kubeconfig contexts, --parallel at a time and each with its own --timeout
+(exec credential plugins included), merges the status each cluster's operator wrote, and flags
+where the clusters disagree. It only reads (get/list): bind the ClusterRole
+polykube-status-reader (gitops/status-reader) to its users.
 
 WORKLOAD arguments filter by name; shell patterns such as 'billing-*' are allowed.
 Each cluster cell reads READY/DESIRED PHASE; '-' means the cluster is not a target, '?' that
@@ -125,7 +127,8 @@ the cluster could not be read, 'absent' that it has no copy of the Workload.
 	pf.StringArrayVar(&c.contexts, "context", nil, "kubeconfig context to query; repeat for each cluster")
 	pf.StringVar(&c.contextsFile, "contexts-file", "", "file with one context name per line ('#' starts a comment)")
 	pf.BoolVar(&c.allContexts, "all-contexts", false, "query every context of the kubeconfig")
-	pf.DurationVar(&c.timeout, "timeout", status.DefaultTimeout, "time allowed to each cluster")
+	pf.DurationVar(&c.timeout, "timeout", status.DefaultTimeout, "time allowed to each cluster, its exec credential plugin included")
+	pf.IntVar(&c.parallel, "parallel", status.DefaultParallel, "how many clusters are queried at once")
 	pf.StringVarP(&c.output, "output", "o", status.FormatTable, "output format: table, json or yaml")
 	pf.StringVarP(&c.namespace, "namespace", "n", "", "namespace of the Workloads (default: the contexts' namespace)")
 	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "list Workloads in all namespaces")
@@ -160,6 +163,9 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if c.timeout <= 0 {
 		return status.Usagef("--timeout must be positive, got %s", c.timeout)
 	}
+	if c.parallel <= 0 {
+		return status.Usagef("--parallel must be at least 1, got %d", c.parallel)
+	}
 	if c.namespace != "" && c.allNamespaces {
 		return status.Usagef("--namespace and --all-namespaces exclude each other: pick one")
 	}
@@ -169,7 +175,7 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if err != nil {
 		return err
 	}
-	q := status.Query{Namespace: c.namespace, Names: names, Timeout: c.timeout}
+	q := status.Query{Namespace: c.namespace, Names: names, Timeout: c.timeout, Parallel: c.parallel}
 	if c.namespace == "" && !c.allNamespaces {
 		if q.Namespace, err = status.DefaultNamespace(targets); err != nil {
 			return err

@@ -55,6 +55,15 @@ func (t readOnlyTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 }
 
+// CancelRequest passes client-go's legacy cancellation on to the transport below. The request's
+// context cancels it anyway; without this method client-go logs "Warning: unable to cancel
+// request" to stderr whenever a request times out, which garbles the CLI's output.
+func (t readOnlyTransport) CancelRequest(req *http.Request) {
+	if c, ok := t.next.(interface{ CancelRequest(*http.Request) }); ok {
+		c.CancelRequest(req)
+	}
+}
+
 // ReadOnlyConfig returns a copy of cfg whose transport refuses writes, with timeout as the
 // client's overall HTTP timeout and API warnings silenced (they would garble the table).
 func ReadOnlyConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {

@@ -23,6 +23,20 @@ import (
 // DefaultTimeout is the per-cluster timeout when none is given.
 const DefaultTimeout = 5 * time.Second
 
+// DefaultParallel is how many clusters are read at once when Query.Parallel is not set. Each
+// read may start the context's exec credential plugin (a cloud CLI, a browser login), so a
+// large kubeconfig must not start dozens of them together.
+const DefaultParallel = 8
+
+// abandonGrace is how long Collect still waits, after a cluster's deadline, for its read to
+// return with its own error. Everything in a read but an exec credential plugin honours the
+// context, so a read that is still busy after this is stuck where no deadline reaches.
+const abandonGrace = 250 * time.Millisecond
+
+// ErrExecPluginTimeout is the error of a context whose exec credential plugin was still running
+// when the context's deadline passed.
+var ErrExecPluginTimeout = errors.New("the exec credential plugin did not answer within --timeout")
+
 // Snapshot is what one context returned: its objects, or why it could not be read.
 type Snapshot struct {
 	Context string
@@ -30,6 +44,8 @@ type Snapshot struct {
 	// Err is set when the context could not be read; Reason classifies it.
 	Err    error
 	Reason string
+	// Advice replaces Advice(Reason) when the cause is known more precisely than the reason.
+	Advice string
 	// Warnings are partial failures that leave the rest of the snapshot usable.
 	Warnings []string
 
@@ -46,32 +62,96 @@ type Query struct {
 	// Names are workload name patterns (path.Match syntax); empty means all.
 	Names   []string
 	Timeout time.Duration
+	// Parallel is how many clusters are read at once; 0 means DefaultParallel.
+	Parallel int
 }
 
 // ReaderFactory builds the Reader of a target. Collect uses NewReader unless a test swaps it.
 type ReaderFactory func(t Target, timeout time.Duration) (Reader, error)
 
-// Collect queries every target in parallel, each under its own deadline, and returns the
-// snapshots in target order. It never fails as a whole: a context that cannot be read is a
-// Snapshot with Err and Reason.
+// Collect queries the targets, q.Parallel at a time and each under its own deadline, and returns
+// the snapshots in target order. A cluster's deadline starts when its read starts, so a call
+// takes about one timeout per q.Parallel clusters that do not answer. It never fails as a whole:
+// a context that cannot be read is a Snapshot with Err and Reason.
 func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) []Snapshot {
 	if q.Timeout <= 0 {
 		q.Timeout = DefaultTimeout
+	}
+	if q.Parallel <= 0 {
+		q.Parallel = DefaultParallel
 	}
 	if newReader == nil {
 		newReader = func(t Target, timeout time.Duration) (Reader, error) { return NewReader(t.Config, timeout) }
 	}
 	out := make([]Snapshot, len(targets))
+	slots := make(chan struct{}, q.Parallel)
 	var wg sync.WaitGroup
 	for i, t := range targets {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			// Interrupted: the contexts not started yet are not read at all.
+			out[i] = Snapshot{Context: t.Context, Server: t.Server, Err: fmt.Errorf("not queried: %w", ctx.Err()), Reason: Classify(ctx, ctx.Err())}
+			continue
+		}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			cctx, cancel := context.WithTimeout(ctx, q.Timeout)
 			defer cancel()
-			out[i] = collectOne(cctx, t, q, newReader)
+			out[i] = collectWithin(cctx, t, q, newReader)
 		})
 	}
 	wg.Wait()
 	return out
+}
+
+// collectWithin reads t in a goroutine of its own and stops waiting for it shortly after ctx
+// ends. client-go runs a kubeconfig's exec credential plugin (users[].user.exec) with
+// exec.Command, without a context, before the request that needs the credentials: neither ctx
+// nor rest.Config.Timeout reaches it, and a plugin that hangs would hold the read, and the
+// whole run, for as long as it hangs.
+//
+// An abandoned read leaks its goroutine, and the plugin process, until the plugin exits or the
+// process ends. That is acceptable in a CLI that exits right after the report; a long-lived
+// caller would need client-go to bound the plugin itself. The abandoned read also gives back
+// its slot, so the plugins still running may exceed q.Parallel: holding the slot would let a
+// few hung plugins stall every cluster behind them.
+func collectWithin(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
+	// Buffered, so that an abandoned read can still deliver its snapshot and end.
+	done := make(chan Snapshot, 1)
+	go func() { done <- collectOne(ctx, t, q, newReader) }()
+	select {
+	case s := <-done:
+		return s
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(abandonGrace)
+	defer grace.Stop()
+	select {
+	case s := <-done:
+		return s
+	case <-grace.C:
+		return abandoned(ctx, t, q)
+	}
+}
+
+// abandoned is the snapshot of a read that did not return after its deadline.
+func abandoned(ctx context.Context, t Target, q Query) Snapshot {
+	s := Snapshot{Context: t.Context, Server: t.Server, Reason: Classify(ctx, ctx.Err())}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.Err = fmt.Errorf("read abandoned: %w", ctx.Err())
+		return s
+	}
+	if t.Config != nil && t.Config.ExecProvider != nil {
+		s.Err = fmt.Errorf("%w (%s): command %q of the context's user was still running: %w",
+			ErrExecPluginTimeout, q.Timeout, t.Config.ExecProvider.Command, ctx.Err())
+		s.Advice = fmt.Sprintf("run `kubectl --context %s get --raw /version` to see whether the plugin hangs or waits for a login, "+
+			"then log in again or fix users[].user.exec in the kubeconfig, or raise --timeout; "+
+			"polykube-status stopped waiting, but the plugin process may keep running after it exits", t.Context)
+		return s
+	}
+	s.Err = fmt.Errorf("the read did not return within --timeout (%s), even after it was cancelled: %w", q.Timeout, ctx.Err())
+	return s
 }
 
 func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {

@@ -75,7 +75,11 @@ func (m *merger) clusters() {
 				row.Reason = ReasonError
 			}
 			row.Message = s.Err.Error()
-			if a := Advice(row.Reason); a != "" {
+			a := s.Advice
+			if a == "" {
+				a = Advice(row.Reason)
+			}
+			if a != "" {
 				row.Message += ": " + a
 			}
 		}

@@ -1,7 +1,8 @@
 // Package status builds the read-only fleet view behind polykube-status.
 //
-// The flow is collect → merge → print. Collect queries every kubeconfig context in parallel with
-// a client that can only read, each with its own deadline, and returns one Snapshot per context:
+// The flow is collect → merge → print. Collect queries the kubeconfig contexts in parallel (a
+// bounded number at once) with a client that can only read, each with its own deadline that also
+// bounds the context's exec credential plugin, and returns one Snapshot per context:
 // the raw Workloads, Federations, ClusterMembers and polykube-managed Deployments, or the
 // classified reason the context could not be read. Merge is a pure function from snapshots to a
 // Report: rows per workload with one cell per cluster, the federation and member views, every
