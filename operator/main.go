@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -34,6 +35,11 @@ func run() error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("load the kubeconfig (--kubeconfig, $KUBECONFIG, in-cluster): %w", err)
+	}
+	// Before any controller runs: refuse to act as another member than the one this cluster is
+	// pinned to (operator/internal/identity).
+	if err := setup.PinIdentity(context.Background(), cfg, parsed.Options); err != nil {
+		return err
 	}
 	mgr, err := setup.New(cfg, parsed.Options)
 	if err != nil {

@@ -41,6 +41,12 @@ const (
 	// binding replaces an env var of the template); False/EnvConflict names the colliding
 	// bindings and the one that keeps each variable (the one established first).
 	EnvVarsUniqueCondition = "EnvVarsUnique"
+
+	// OperatorIdentityCondition (ClusterMember) is True on the member this cluster is pinned to
+	// when its operator started as that member (reason IdentityPinned); False/IdentityMismatch
+	// when an operator started in this cluster with another --cluster-name (or with a pin copied
+	// from another cluster) and refused to run: the message says what to fix.
+	OperatorIdentityCondition = "OperatorIdentity"
 )
 
 // Condition reasons, shared by all kinds. Event reasons equal condition reasons.
@@ -72,6 +78,14 @@ const (
 	// ReasonEnvConflict: another DatastoreBinding, established earlier, maps the same env var
 	// into the same container and keeps it.
 	ReasonEnvConflict = "EnvConflict"
+
+	// Identity (ClusterMember, Workload): an operator pinned to its cluster, one refusing to act
+	// as another member, and objects labelled for another cluster that are left untouched.
+	ReasonIdentityPinned   = "IdentityPinned"
+	ReasonIdentityMismatch = "IdentityMismatch"
+	// ReasonTakenOver (event, Workload): a Workload took over the Deployment or Service that
+	// Polykube created in this cluster for an earlier Workload of the same name.
+	ReasonTakenOver = "TakenOver"
 	// ReasonTemplateEnvReplaced: a binding's env var replaces one of the Workload's template.
 	ReasonTemplateEnvReplaced = "TemplateEnvReplaced"
 )

@@ -39,6 +39,8 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 		"Elect a leader among operator replicas in this cluster, so only one reconciles.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease; defaults to the operator's own namespace in-cluster.")
+	fs.StringVar(&o.IdentityNamespace, "identity-namespace", "polykube-system",
+		"Namespace of the ConfigMap polykube-identity that pins this cluster to its ClusterMember (the operator's namespace).")
 	fs.DurationVar(&o.SecretRecheckInterval, "secret-recheck-interval", 0,
 		"How often a DatastoreBinding whose Secret or keys are missing is checked again (Secrets are not watched); 0 means 30s.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles,

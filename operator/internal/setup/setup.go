@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/identity"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/operator/reconcilers/federation"
 	"github.com/polykube/polykube/operator/reconcilers/serviceendpoint"
@@ -60,6 +61,32 @@ type Options struct {
 	Logger logr.Logger
 	// SkipControllerNameValidation lets one process create several managers (tests, benchmark).
 	SkipControllerNameValidation bool
+	// IdentityNamespace holds the ConfigMap that pins this cluster's identity (default
+	// polykube-system, the operator's namespace in gitops/operator).
+	IdentityNamespace string
+}
+
+// PinIdentity records on the first start, and checks on every later one, which ClusterMember
+// this cluster is (operator/internal/identity). An error means the operator must not start.
+func PinIdentity(ctx context.Context, cfg *rest.Config, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	s, err := Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return fmt.Errorf("create a client to check this cluster's identity: %w", err)
+	}
+	ns := o.IdentityNamespace
+	if ns == "" {
+		ns = identity.DefaultNamespace
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return identity.Pin(ctx, c, "polykube-operator", ns, o.ClusterName)
 }
 
 // Validate says what is wrong with the options and how to fix it.

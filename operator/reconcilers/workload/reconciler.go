@@ -247,20 +247,19 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	dep, svc, conflicts, err := r.existing(ctx, wl, endpointService)
+	dep, svc, conflicts, others, err := r.existing(ctx, wl, endpointService)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(conflicts) > 0 {
+	if len(others) > 0 {
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
-			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
-			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonIdentityMismatch, otherClusterMessage(others, r.ClusterName))
 		return ctrl.Result{}, nil
 	}
 
-	// Step 4: not a target here: remove what this cluster ran for it.
+	// Step 4: not a target here: remove what this cluster ran for it. Objects of the same name
+	// that Polykube did not make are no concern of a Workload that runs nothing here.
 	if !targeted {
 		if err := r.deleteOwned(ctx, dep, svc); err != nil {
 			return ctrl.Result{}, err
@@ -269,6 +268,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		st.ReadyReplicas, st.Phase = 0, ""
 		ready(metav1.ConditionTrue, polykubev1alpha1.ReasonNotTargeted,
 			fmt.Sprintf("cluster %q is not a target of this Workload; nothing runs here", r.ClusterName))
+		return ctrl.Result{}, nil
+	}
+	if len(conflicts) > 0 {
+		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.ReadyReplicas, st.Phase = 0, ""
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
+			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
+			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
 		return ctrl.Result{}, nil
 	}
 
@@ -289,6 +296,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 
 	// Step 6: the Deployment and the Service.
 	dep, err = r.applyDeployment(ctx, wl, desired, bindings, dep)
+	if errors.Is(err, errCacheBehind) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -297,7 +307,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		if err := r.deleteOwned(ctx, nil, svc); err != nil {
 			return ctrl.Result{}, err
 		}
-	} else if err := r.applyService(ctx, wl, svc); err != nil {
+	} else if err := r.applyService(ctx, wl, svc); errors.Is(err, errCacheBehind) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -311,34 +323,56 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 }
 
 // existing returns the Deployment and Service named after the Workload if Polykube created them
-// for it, and a description of each one that exists but was not.
-func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload, endpointService bool) (*appsv1.Deployment, *corev1.Service, []string, error) {
+// for it in this cluster (taking over those an earlier Workload of this name left), a
+// description of each one that exists but was not (conflicts), and of each one Polykube made
+// under another cluster name (others).
+func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload, endpointService bool) (
+	dep *appsv1.Deployment, svc *corev1.Service, conflicts, others []string, err error) {
 	key := client.ObjectKeyFromObject(wl)
-	var conflicts []string
-	dep := &appsv1.Deployment{}
+	dep = &appsv1.Deployment{}
 	if err := r.Get(ctx, key, dep); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, nil, nil, fmt.Errorf("get Deployment %s: %w", key, err)
+			return nil, nil, nil, nil, fmt.Errorf("get Deployment %s: %w", key, err)
 		}
 		dep = nil
-	} else if !isOwnedBy(dep, wl) {
-		conflicts = append(conflicts, fmt.Sprintf("Deployment %s", key))
-		dep = nil
+	} else {
+		switch r.classify(dep, wl) {
+		case takeOver:
+			if err := r.takeOverObject(ctx, wl, dep); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		case otherCluster:
+			others = append(others, fmt.Sprintf("Deployment %s (cluster %q)", key, dep.Labels[polykubev1alpha1.ClusterLabel]))
+			dep = nil
+		case foreign:
+			conflicts = append(conflicts, fmt.Sprintf("Deployment %s", key))
+			dep = nil
+		}
 	}
-	svc := &corev1.Service{}
+	svc = &corev1.Service{}
 	if err := r.Get(ctx, key, svc); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, nil, nil, fmt.Errorf("get Service %s: %w", key, err)
+			return nil, nil, nil, nil, fmt.Errorf("get Service %s: %w", key, err)
 		}
 		svc = nil
-	} else if !isOwnedBy(svc, wl) {
-		// A foreign Service only conflicts when this Workload wants one of its own.
-		if len(wl.Spec.Ports) > 0 && !endpointService {
-			conflicts = append(conflicts, fmt.Sprintf("Service %s", key))
+	} else {
+		switch r.classify(svc, wl) {
+		case takeOver:
+			if err := r.takeOverObject(ctx, wl, svc); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		case otherCluster:
+			others = append(others, fmt.Sprintf("Service %s (cluster %q)", key, svc.Labels[polykubev1alpha1.ClusterLabel]))
+			svc = nil
+		case foreign:
+			// A foreign Service only conflicts when this Workload wants one of its own.
+			if len(wl.Spec.Ports) > 0 && !endpointService {
+				conflicts = append(conflicts, fmt.Sprintf("Service %s", key))
+			}
+			svc = nil
 		}
-		svc = nil
 	}
-	return dep, svc, conflicts, nil
+	return dep, svc, conflicts, others, nil
 }
 
 // serviceEndpointProvidesService reports whether a ServiceEndpoint of the Workload's name exposes
@@ -382,7 +416,9 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
 		log.Info("Creating Deployment", "replicas", replicas)
-		if err := r.Create(ctx, want); err != nil {
+		if err := r.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			return nil, errCacheBehind
+		} else if err != nil {
 			return nil, fmt.Errorf("create Deployment %s/%s: %w", want.Namespace, want.Name, err)
 		}
 		return want, nil
@@ -412,7 +448,9 @@ func (r *Reconciler) applyService(ctx context.Context, wl *polykubev1alpha1.Work
 	log := ctrl.LoggerFrom(ctx).WithValues("service", client.ObjectKeyFromObject(want))
 	if existing == nil {
 		log.Info("Creating Service")
-		if err := r.Create(ctx, want); err != nil {
+		if err := r.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+			return errCacheBehind
+		} else if err != nil {
 			return fmt.Errorf("create Service %s/%s: %w", want.Namespace, want.Name, err)
 		}
 		return nil
