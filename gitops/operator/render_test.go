@@ -106,6 +106,31 @@ func TestBase_RendersTheOperator(t *testing.T) {
 	g.Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: "polykube-operator", Namespace: "polykube-system"}))
 }
 
+// Deleting, renaming or emptying the operator's Kustomization (or Argo CD Application) must
+// not delete the CRDs (and with them every Workload, and every Deployment they own) nor the
+// namespace that holds the identity pin (issue 12, defect 2). The scenario "Removing the
+// operator's Kustomization deletes no workload" proves the same with Flux on a real cluster.
+func TestBase_CRDsAndNamespaceCannotBePruned(t *testing.T) {
+	g := NewWithT(t)
+	m := render(t, ".")
+	var protected []string
+	for _, r := range m.Resources() {
+		if r.GetKind() != "CustomResourceDefinition" && r.GetKind() != "Namespace" {
+			continue
+		}
+		a := r.GetAnnotations()
+		g.Expect(a).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/prune", "disabled"), "%s/%s: Flux must never prune it", r.GetKind(), r.GetName())
+		g.Expect(a).To(HaveKeyWithValue("argocd.argoproj.io/sync-options", "Prune=false,Delete=false"), "%s/%s: Argo CD must never prune or delete it", r.GetKind(), r.GetName())
+		protected = append(protected, r.GetKind()+"/"+r.GetName())
+	}
+	g.Expect(protected).To(HaveLen(6), "five CRDs and the namespace")
+	for _, r := range m.Resources() {
+		if r.GetKind() == "Deployment" || r.GetKind() == "ServiceAccount" {
+			g.Expect(r.GetAnnotations()).NotTo(HaveKey("kustomize.toolkit.fluxcd.io/prune"), "%s/%s: removing the operator from Git still removes it", r.GetKind(), r.GetName())
+		}
+	}
+}
+
 func TestBase_RBACIsLeastPrivilege(t *testing.T) {
 	g := NewWithT(t)
 	m := render(t, ".")
