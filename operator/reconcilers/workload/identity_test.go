@@ -62,7 +62,7 @@ func TestOperator_StartedAsAnotherMember_ChangesNothing(t *testing.T) {
 		d := getDeployment(g, c, ns, "api")
 		g.Expect(d.UID).To(Equal(before.UID))
 		g.Expect(d.DeletionTimestamp).To(BeNil())
-	}).WithTimeout(3 * time.Second).WithPolling(poll).Should(Succeed(), "the Deployment of east is left alone")
+	}).WithTimeout(3*time.Second).WithPolling(poll).Should(Succeed(), "the Deployment of east is left alone")
 
 	// The refusal is said in a condition on the pinned member and in an event.
 	member := &polykubev1alpha1.ClusterMember{}
