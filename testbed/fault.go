@@ -77,7 +77,9 @@ func (tb *Testbed) Repair(ctx context.Context, f Fault, cluster string) error {
 		}
 		return p.Start(ctx, cluster)
 	case FaultOperator:
-		return tb.startOperator(ctx, cluster, false)
+		// With a fresh token, as a new pod gets one: the ServiceAccount may have been
+		// re-created meanwhile (its Kustomization deleted and re-applied), voiding the old.
+		return tb.startOperator(ctx, cluster, true)
 	case FaultFlux:
 		return tb.startFlux(ctx, cluster)
 	case FaultGit:

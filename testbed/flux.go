@@ -153,18 +153,39 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	}); err != nil {
 		return fmt.Errorf("apply GitRepository %s/%s: %w", FluxNamespace, FluxObjectName, err)
 	}
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+	// The operator (with the CRDs) has a Kustomization of its own, as users deliver it; the
+	// cluster's entry point depends on it.
+	withOperator := tb.state.Operator.Deployment.Name != ""
+	if withOperator {
+		if err := applyKustomization(ctx, cl, gitrepo.OperatorKustomization, "./"+gitrepo.OperatorDir, cluster, applyInterval, nil); err != nil {
+			return err
+		}
+	}
+	var dependsOn []string
+	if withOperator {
+		dependsOn = []string{gitrepo.OperatorKustomization}
+	}
+	return applyKustomization(ctx, cl, FluxObjectName, "./"+gitrepo.ClusterPath(cluster), cluster, applyInterval, dependsOn)
+}
+
+// applyKustomization creates or updates a Kustomization of the test bed's GitRepository.
+func applyKustomization(ctx context.Context, cl client.Client, name, path, cluster string, interval metav1.Duration, dependsOn []string) error {
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, ks, func() error {
-		ks.Spec.Interval = applyInterval
+		ks.Spec.Interval = interval
 		ks.Spec.RetryInterval = &metav1.Duration{Duration: 5 * time.Second}
 		ks.Spec.Timeout = &metav1.Duration{Duration: time.Minute}
-		ks.Spec.Path = "./" + gitrepo.ClusterPath(cluster)
+		ks.Spec.Path = path
 		ks.Spec.Prune = true
 		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName}
 		ks.Spec.PostBuild = &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}}
+		ks.Spec.DependsOn = nil
+		for _, d := range dependsOn {
+			ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
+		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("apply Kustomization %s/%s: %w", FluxNamespace, FluxObjectName, err)
+		return fmt.Errorf("apply Kustomization %s/%s: %w", FluxNamespace, name, err)
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -76,16 +78,58 @@ func (tb *Testbed) startOperator(ctx context.Context, cluster string, freshToken
 		return err
 	}
 	return tb.startProc(ctx, proc.Spec{
-		Name: operatorProc(cluster),
-		Path: tb.state.Operator.Binary,
-		Args: []string{
-			"--cluster-name=" + cluster,
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", cs.Operator.Metrics),
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cs.Operator.Health),
-		},
+		Name:      operatorProc(cluster),
+		Path:      tb.state.Operator.Binary,
+		Args:      operatorArgs(cluster, cs),
 		Env:       []string{"KUBECONFIG=" + cs.Operator.Kubeconfig},
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health),
 	})
+}
+
+// operatorArgs are the arguments of the operator of a cluster, started as clusterName.
+func operatorArgs(clusterName string, cs *ClusterState) []string {
+	return []string{
+		"--cluster-name=" + clusterName,
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", cs.Operator.Metrics),
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cs.Operator.Health),
+	}
+}
+
+// ErrOperatorRan is returned by StartOperatorAs when the operator did not refuse to run.
+var ErrOperatorRan = errors.New("the operator did not refuse to run")
+
+// StartOperatorAs runs the cluster's operator once with another --cluster-name, with the
+// cluster's own credentials, as a Flux entry point copied from another cluster would start
+// it, and returns what it printed when it refused to run. It is an error (wrapping
+// ErrOperatorRan) when it is still running after the process wait, or exited without an
+// error; it is then stopped. The cluster's own operator must be stopped first (the ports are
+// its own).
+func (tb *Testbed) StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error) {
+	tb.mu.Lock()
+	cs := tb.state.Clusters[cluster]
+	tb.mu.Unlock()
+	if cs == nil || cs.Operator.Kubeconfig == "" || tb.state.Operator.Binary == "" {
+		return "", fmt.Errorf("cluster %s runs no operator: was the operator add-on brought up?", cluster)
+	}
+	if _, running := tb.procs.Running(operatorProc(cluster)); running {
+		return "", fmt.Errorf("the operator of cluster %s is running: stop it first (fault stop operator)", cluster)
+	}
+	w := tb.wait(topology.WaitProcess)
+	runCtx, cancel := context.WithTimeout(ctx, w.Timeout.Duration)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, tb.state.Operator.Binary, operatorArgs(clusterName, cs)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cs.Operator.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case runCtx.Err() != nil:
+		return string(out), fmt.Errorf("%w: started as %q in cluster %s, it was still running after %s", ErrOperatorRan, clusterName, cluster, w.Timeout.Duration)
+	case errors.As(err, &exit):
+		return string(out), nil
+	case err != nil:
+		return "", fmt.Errorf("run the operator of cluster %s as %q: %w", cluster, clusterName, err)
+	}
+	return string(out), fmt.Errorf("%w: started as %q in cluster %s, it exited without an error", ErrOperatorRan, clusterName, cluster)
 }
 
 // OperatorKubeconfig is the path of the kubeconfig the cluster's operator runs with.

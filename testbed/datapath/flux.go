@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,9 +42,10 @@ func InstallFlux(ctx context.Context, e *Env) error {
 	})
 }
 
-// FluxObjects are a member's GitRepository (the test bed's repository at gitURL) and
-// Kustomization (its entry point clusters/<name>, with ${CLUSTER_NAME} substituted).
-func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitRepository, *kustomizev1.Kustomization) {
+// FluxObjects are a member's GitRepository (the test bed's repository at gitURL) and its
+// Kustomizations, with ${CLUSTER_NAME} substituted: the operator's (operator/, as users
+// deliver it), then the entry point clusters/<name>, which depends on it.
+func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitRepository, []*kustomizev1.Kustomization) {
 	interval := metav1.Duration{Duration: top.Flux.Interval.Duration}
 	repo := &sourcev1.GitRepository{
 		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
@@ -55,27 +57,42 @@ func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitR
 			Reference: &sourcev1.GitRepositoryRef{Branch: gitrepo.Branch},
 		},
 	}
-	ks := &kustomizev1.Kustomization{
-		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
-		ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace},
-		Spec: kustomizev1.KustomizationSpec{
-			Interval:      metav1.Duration{Duration: top.Flux.ApplyInterval.Duration},
-			RetryInterval: &metav1.Duration{Duration: 5 * time.Second},
-			Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
-			Path:          "./" + gitrepo.ClusterPath(cluster),
-			Prune:         true,
-			SourceRef:     kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName},
-			PostBuild:     &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}},
-		},
+	ks := func(name, path string, dependsOn ...string) *kustomizev1.Kustomization {
+		k := &kustomizev1.Kustomization{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: FluxNamespace},
+			Spec: kustomizev1.KustomizationSpec{
+				Interval:      metav1.Duration{Duration: top.Flux.ApplyInterval.Duration},
+				RetryInterval: &metav1.Duration{Duration: 5 * time.Second},
+				Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
+				Path:          path,
+				Prune:         true,
+				SourceRef:     kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName},
+				PostBuild:     &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}},
+			},
+		}
+		for _, d := range dependsOn {
+			k.Spec.DependsOn = append(k.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
+		}
+		return k
 	}
-	return repo, ks
+	return repo, []*kustomizev1.Kustomization{
+		ks(gitrepo.OperatorKustomization, "./"+gitrepo.OperatorDir),
+		ks(FluxObjectName, "./"+gitrepo.ClusterPath(cluster), gitrepo.OperatorKustomization),
+	}
 }
 
-// ApplyFluxObjects creates or updates every member's GitRepository and Kustomization.
+// ApplyFluxObjects creates or updates every member's GitRepository and Kustomizations.
 func ApplyFluxObjects(ctx context.Context, e *Env, gitURL string) error {
 	return e.each(func(m Member) error {
-		repo, ks := FluxObjects(e.Topology, m.Name, gitURL)
-		if !e.Runner.Note("apply in %s:\n%s---\n%s", m.Context, mustYAML(repo), mustYAML(ks)) {
+		repo, kss := FluxObjects(e.Topology, m.Name, gitURL)
+		docs := []string{string(mustYAML(repo))}
+		objs := []client.Object{repo}
+		for _, ks := range kss {
+			docs = append(docs, string(mustYAML(ks)))
+			objs = append(objs, ks)
+		}
+		if !e.Runner.Note("apply in %s:\n%s", m.Context, strings.Join(docs, "---\n")) {
 			return nil
 		}
 		cl, err := e.Client(m)
@@ -86,7 +103,7 @@ func ApplyFluxObjects(ctx context.Context, e *Env, gitURL string) error {
 		if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
 		}
-		for _, obj := range []client.Object{repo, ks} {
+		for _, obj := range objs {
 			want := obj.DeepCopyObject().(client.Object)
 			if _, err := controllerutil.CreateOrUpdate(ctx, cl, obj, func() error {
 				switch o := obj.(type) {
@@ -97,7 +114,7 @@ func ApplyFluxObjects(ctx context.Context, e *Env, gitURL string) error {
 				}
 				return nil
 			}); err != nil {
-				return fmt.Errorf("apply %T %s/%s: %w", obj, FluxNamespace, FluxObjectName, err)
+				return fmt.Errorf("apply %T %s/%s: %w", obj, FluxNamespace, obj.GetName(), err)
 			}
 		}
 		return nil

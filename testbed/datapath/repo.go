@@ -13,10 +13,9 @@ import (
 )
 
 // Seed renders the datapath tier's Git repository: the hermetic tier's layout
-// (gitrepo.Render: operator/, crds/, roster/, workloads/, clusters/<name>/), except that each
-// cluster's entry point runs the operator Deployment in the cluster, with the image built
-// by the test bed (a kustomize images override), instead of scaling it to zero for a host
-// process.
+// (gitrepo.Render: operator/, crds/, roster/, workloads/, clusters/<name>/), except that the
+// operator's kustomization runs its Deployment in the cluster, with the image built by the
+// test bed (a kustomize images override), instead of scaling it to zero for a host process.
 func Seed(top *topology.Topology, src gitrepo.Sources, image string) (*gitrepo.Seed, error) {
 	seed, err := gitrepo.Render(top, src)
 	if err != nil {
@@ -27,24 +26,12 @@ func Seed(top *topology.Topology, src gitrepo.Sources, image string) (*gitrepo.S
 		return nil, err
 	}
 	newName, newTag, _ := strings.Cut(image, ":")
-	for _, c := range top.Clusters {
-		path := gitrepo.ClusterPath(c.Name) + "/kustomization.yaml"
-		var k struct {
-			Resources []string `json:"resources"`
-		}
-		if err := yaml.Unmarshal(seed.Files[path], &k); err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "# The entry point of cluster %s; Flux substitutes ${%s} with the cluster's name.\n", c.Name, gitrepo.ClusterNameVar)
-		b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
-		for _, r := range k.Resources {
-			b.WriteString("  - " + r + "\n")
-		}
-		fmt.Fprintf(&b, "# The operator runs in the cluster, from the image the test bed built and loaded into the nodes.\n")
-		fmt.Fprintf(&b, "images:\n  - name: %s\n    newName: %s\n    newTag: %q\n", base, newName, newTag)
-		seed.Files[path] = b.Bytes()
-	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Applied by the Kustomization %s; Flux substitutes ${%s} with the cluster's name.\n", gitrepo.OperatorKustomization, gitrepo.ClusterNameVar)
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - operator.yaml\n")
+	fmt.Fprintf(&b, "# The operator runs in the cluster, from the image the test bed built and loaded into the nodes.\n")
+	fmt.Fprintf(&b, "images:\n  - name: %s\n    newName: %s\n    newTag: %q\n", base, newName, newTag)
+	seed.Files[gitrepo.OperatorDir+"/kustomization.yaml"] = b.Bytes()
 	return seed, nil
 }
 

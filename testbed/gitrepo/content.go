@@ -33,6 +33,11 @@ func ClusterPath(name string) string { return ClustersDir + "/" + name }
 // ClusterNameVar is the variable Flux substitutes with the cluster's name (postBuild).
 const ClusterNameVar = "CLUSTER_NAME"
 
+// OperatorKustomization names the Flux Kustomization that applies OperatorDir in every
+// cluster, as users deliver the operator (examples/aws-gcp/gitops/flux, infra/tofu): apart
+// from the cluster's entry point, which depends on it.
+const OperatorKustomization = "polykube-operator"
+
 // Sources are the directories of the Polykube checkout the repository is made from.
 type Sources struct {
 	// OperatorBase is the kustomization of the operator (gitops/operator); "" leaves the
@@ -62,18 +67,18 @@ type Seed struct {
 
 // Render builds the initial repository for a topology:
 //
-//	operator/                the operator base rendered from gitops/operator (kustomize)
+//	operator/                the operator base rendered from gitops/operator (kustomize),
+//	                         applied by its own Kustomization (OperatorKustomization), with
+//	                         the Deployment scaled to 0 (kwok would only fake its pods; the
+//	                         test bed runs the operator as a process instead)
 //	crds/                    the Polykube CRDs, when the base does not carry them
 //	roster/                  a ClusterMember per cluster and the Federation
-//	clusters/<name>/         each cluster's entry point: operator, CRDs, roster, workloads,
-//	                         the operator Deployment scaled to 0 (kwok would only fake its
-//	                         pods; the test bed runs the operator as a process instead)
+//	clusters/<name>/         each cluster's entry point: CRDs (if in crds/), roster, workloads
 //	workloads/               one directory per committed set of manifests
 func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	s := &Seed{Files: map[string][]byte{}}
 	var resources []string
 	var haveCRDs bool
-	patch := ""
 	if src.OperatorBase != "" {
 		objs, err := renderOperator(src.OperatorBase)
 		if err != nil {
@@ -97,9 +102,7 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 			all = append(all, o.YAML)
 		}
 		s.Files[OperatorDir+"/operator.yaml"] = bytes.Join(all, []byte("---\n"))
-		s.Files[OperatorDir+"/kustomization.yaml"] = kustomization([]string{"operator.yaml"}, "")
-		resources = append(resources, "../../"+OperatorDir)
-		patch = fmt.Sprintf(`patches:
+		patch := fmt.Sprintf(`patches:
   # kwok only fakes pods: the test bed runs the operator as a process beside the cluster.
   - target:
       kind: Deployment
@@ -110,6 +113,8 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
         path: /spec/replicas
         value: 0
 `, s.Deployment.Name, s.Deployment.Namespace)
+		s.Files[OperatorDir+"/kustomization.yaml"] = kustomization([]string{"operator.yaml"},
+			"# Applied by the Kustomization "+OperatorKustomization+"; Flux substitutes ${"+ClusterNameVar+"} with the cluster's name.\n"+patch)
 	}
 	if !haveCRDs {
 		files, err := filepath.Glob(filepath.Join(src.CRDs, "*.yaml"))
@@ -140,9 +145,9 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 
 	for _, c := range top.Clusters {
 		s.Files[ClusterPath(c.Name)+"/kustomization.yaml"] = kustomization(resources,
-			"# The entry point of cluster "+c.Name+"; Flux substitutes ${"+ClusterNameVar+"} with the cluster's name.\n"+patch)
+			"# The entry point of cluster "+c.Name+"; Flux substitutes ${"+ClusterNameVar+"} with the cluster's name.\n")
 	}
-	s.Files["README.md"] = []byte("# Polykube test-bed GitOps repository\n\nServed by `polykube-testbed`. Flux in each cluster applies `clusters/<name>/`.\n`polykube-testbed git commit DIR` adds manifests under `workloads/`.\n")
+	s.Files["README.md"] = []byte("# Polykube test-bed GitOps repository\n\nServed by `polykube-testbed`. Flux in each cluster applies `operator/` (Kustomization " + OperatorKustomization + ") and `clusters/<name>/`.\n`polykube-testbed git commit DIR` adds manifests under `workloads/`.\n")
 	return s, nil
 }
 

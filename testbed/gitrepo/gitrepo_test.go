@@ -30,10 +30,15 @@ func TestRender_LaysOutTheRepository(t *testing.T) {
 	g.Expect(seed.ServiceAccount).To(gomega.Equal(OperatorObject{"ServiceAccount", "polykube-system", "polykube-operator"}))
 	g.Expect(seed.Files).To(gomega.HaveKey("crds/polykube.kismet.io_workloads.yaml"))
 	g.Expect(seed.Files).To(gomega.HaveKey("operator/operator.yaml"))
+	// The operator has a Kustomization of its own, as users deliver it; the cluster's entry
+	// point is the roster and the workloads.
+	g.Expect(string(seed.Files["operator/kustomization.yaml"])).To(gomega.And(
+		gomega.ContainSubstring("- operator.yaml"), gomega.ContainSubstring("value: 0")))
 	for _, c := range []string{"aws-eu-central-1", "gcp-europe-west3", "onprem-fra"} {
 		k := string(seed.Files["clusters/"+c+"/kustomization.yaml"])
 		g.Expect(k).To(gomega.ContainSubstring("- ../../workloads"))
-		g.Expect(k).To(gomega.ContainSubstring("value: 0"))
+		g.Expect(k).To(gomega.ContainSubstring("- ../../crds"))
+		g.Expect(k).NotTo(gomega.ContainSubstring("operator"))
 	}
 	roster := string(seed.Files["roster/roster.yaml"])
 	g.Expect(strings.Count(roster, "kind: ClusterMember")).To(gomega.Equal(3))
