@@ -34,9 +34,9 @@ func faultSteps(r *registry) {
 	r.step(`^every cluster's Flux applies its last revision again$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.ReapplyEverywhere(ctx) })
 	})
-	r.step(`^the replicas of "([^"]*)" stay as they are while Git is unreachable$`, func(ctx context.Context, name string) error {
+	r.step(`^the replicas of "([^"]*)" stay as they are while (.+)$`, func(ctx context.Context, name, while string) error {
 		return with(ctx, func(s *harness.Scenario) error {
-			return s.CheckReplicasHold(ctx, name, "while Git is unreachable")
+			return s.CheckReplicasHold(ctx, name, "while "+while)
 		})
 	})
 }

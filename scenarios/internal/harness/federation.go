@@ -69,7 +69,13 @@ type Faults interface {
 	StopAPIServer(ctx context.Context, cluster string) error
 	StartAPIServer(ctx context.Context, cluster string) error
 	KillOperator(ctx context.Context, cluster string) error
+	// RestartOperator starts a killed operator again, with a fresh token of its
+	// ServiceAccount (as a new pod gets one).
 	RestartOperator(ctx context.Context, cluster string) error
+	// StartOperatorAs starts the (stopped) operator of cluster with another --cluster-name,
+	// with the cluster's own credentials, and returns what it printed when it refused to run;
+	// an error when it did not refuse.
+	StartOperatorAs(ctx context.Context, cluster, clusterName string) (output string, err error)
 	StopGit(ctx context.Context) error
 	StartGit(ctx context.Context) error
 }

@@ -143,6 +143,16 @@ type Scenario struct {
 
 	// Status is the last polykube-status run.
 	Status *StatusRun
+
+	// operatorOutput is what the last operator started as another member printed.
+	operatorOutput string
+	// operatorKustomizations are the specs of each cluster's operator Kustomization, saved
+	// before a step deletes or renames it.
+	operatorKustomizations map[string]map[string]any
+	// operatorKustomization is the operator Kustomization's name now ("" while deleted).
+	operatorKustomization string
+	// pods are pod UIDs remembered per cluster/workload.
+	pods map[string][]string
 }
 
 type namedAction struct {

@@ -121,6 +121,9 @@ func (t testbedFaults) KillOperator(ctx context.Context, cluster string) error {
 func (t testbedFaults) RestartOperator(ctx context.Context, cluster string) error {
 	return t.tb.Repair(ctx, testbed.FaultOperator, cluster)
 }
+func (t testbedFaults) StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error) {
+	return t.tb.StartOperatorAs(ctx, cluster, clusterName)
+}
 func (t testbedFaults) StopGit(ctx context.Context) error {
 	return t.tb.Break(ctx, testbed.FaultGit, "")
 }
