@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
 )
 

@@ -25,10 +25,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
-	"github.com/polykube/polykube/testbed/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )

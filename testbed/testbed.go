@@ -21,13 +21,13 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/provider/existing"
 	"github.com/polykube/polykube/testbed/provider/kwok"
-	"github.com/polykube/polykube/testbed/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -319,7 +319,7 @@ func (tb *Testbed) Provider() (provider.Provider, error) {
 	case topology.ProviderExisting:
 		tb.provider = existing.New(opts)
 	default:
-		return nil, fmt.Errorf("provider %s: %w: the datapath tier (kind, k0s) is not available in this build; use provider kwok or existing",
+		return nil, fmt.Errorf("provider %s: %w by this bed, which runs kwok and existing clusters; kind and k0s clusters are brought up by the datapath tier (polykube-testbed up --provider kind|k0s)",
 			tb.state.Topology.Provider, provider.ErrNotSupported)
 	}
 	return tb.provider, nil

@@ -23,10 +23,10 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/provider"
-	"github.com/polykube/polykube/testbed/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )

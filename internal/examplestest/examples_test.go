@@ -16,7 +16,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/testenv"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 func examplesDir() string { return filepath.Join(testenv.RepoRoot(), "examples") }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/polykube/polykube/internal/testenv"
-	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/internal/toolchain"
 )
 
 // argoCDVersion is the Argo CD release whose CRDs (Application, ApplicationSet, AppProject)

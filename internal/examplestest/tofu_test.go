@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/testenv"
-	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/internal/toolchain"
 )
 
 const (

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 // PlanReport is the allocation of every Workload found in manifests, computed with

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/internal/toolchain"
 )
 
 // toolchainAssets resolves kube-apiserver and etcd from the hermetic toolchain, building them

@@ -1,5 +1,5 @@
 // Package provider defines how the test bed gets clusters: a Provider per backend (kwok,
-// an existing kubeconfig context, and later kind and k0s), each creating, deleting,
+// an existing kubeconfig context, kind and k0s), each creating, deleting,
 // stopping and starting the clusters of a topology and handing out their kubeconfigs.
 package provider
 

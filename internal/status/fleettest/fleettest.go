@@ -30,8 +30,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/testenv"
-	"github.com/polykube/polykube/operator/placement"
-	"github.com/polykube/polykube/operator/reconcilers/workload"
+	"github.com/polykube/polykube/placement"
 )
 
 // ReaderRoleFile is the shipped ClusterRole of polykube-status, relative to the repository root.
@@ -233,7 +232,7 @@ func (c *Cluster) CreateWorkload(ctx context.Context, tb testing.TB, w *polykube
 	mine, targeted := alloc.For(c.Name)
 	now := metav1.Now()
 	st := polykubev1alpha1.WorkloadStatus{
-		ObservedGeneration: obj.Generation, Cluster: c.Name, SpecHash: workload.SpecHash(obj.Spec),
+		ObservedGeneration: obj.Generation, Cluster: c.Name, SpecHash: placement.SpecHash(obj.Spec),
 		DesiredReplicas: mine,
 		Conditions: []metav1.Condition{
 			{Type: polykubev1alpha1.AllocatedCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded, ObservedGeneration: obj.Generation, LastTransitionTime: now},

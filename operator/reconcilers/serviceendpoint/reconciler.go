@@ -35,7 +35,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 // ControllerName names the controller in logs, metrics and events.

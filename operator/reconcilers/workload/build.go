@@ -206,10 +206,6 @@ func hashOf(v any) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// SpecHash is a stable hash of a Workload's spec. Copies of a Workload in different clusters
-// have the same hash when they have the same spec, so polykube-status can compare them.
-func SpecHash(spec polykubev1alpha1.WorkloadSpec) string { return hashOf(spec) }
-
 // isOwnedBy is true when obj carries the managed-by label and names wl as its controller.
 func isOwnedBy(obj metav1.Object, wl *polykubev1alpha1.Workload) bool {
 	if obj.GetLabels()[polykubev1alpha1.ManagedByLabel] != polykubev1alpha1.ManagedByValue {

@@ -1,5 +1,5 @@
 // Package workload reconciles Workloads: from the spec's distribution it computes every
-// target's replicas (operator/placement), runs this cluster's share as a local Deployment (and
+// target's replicas (placement), runs this cluster's share as a local Deployment (and
 // a ClusterIP Service when ports are declared), wires DatastoreBindings into the pod template as
 // secretKeyRef env vars, and reports the local slice in the Workload's status.
 package workload
@@ -32,8 +32,8 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
-	"github.com/polykube/polykube/operator/placement"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+	"github.com/polykube/polykube/placement"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -206,7 +206,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	now := metav1.NewTime(r.now())
 	st := &wl.Status
 	st.Cluster = r.ClusterName
-	st.SpecHash = SpecHash(wl.Spec)
+	st.SpecHash = placement.SpecHash(wl.Spec)
 	st.ObservedGeneration = wl.Generation
 	ready := func(status metav1.ConditionStatus, reason, msg string) {
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.ReadyCondition, status, reason, msg)

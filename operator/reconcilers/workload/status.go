@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 // The reasons of the Workload's conditions.

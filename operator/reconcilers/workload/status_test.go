@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 func dep(generation, observed int64, replicas, ready, updated int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
@@ -163,19 +163,4 @@ func TestSetConditionKeepsTransitionTime(t *testing.T) {
 	setCondition(&conds, 2, polykubev1alpha1.ReadyCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonDegraded, "b")
 	g.Expect(conds[0].LastTransitionTime).To(Equal(first), "same status keeps the transition time")
 	g.Expect(conds[0].ObservedGeneration).To(Equal(int64(2)))
-}
-
-func TestSpecHashIsStable(t *testing.T) {
-	g := NewWithT(t)
-	spec := func(replicas int32) polykubev1alpha1.WorkloadSpec {
-		return polykubev1alpha1.WorkloadSpec{
-			Distribution: polykubev1alpha1.Distribution{Strategy: polykubev1alpha1.StrategyStatic, Targets: []polykubev1alpha1.DistributionTarget{
-				{ClusterRef: "east", Replicas: ptr.To(replicas)},
-			}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"b": "2", "a": "1"}}},
-		}
-	}
-	g.Expect(SpecHash(spec(2))).To(Equal(SpecHash(spec(2))))
-	g.Expect(SpecHash(spec(2))).NotTo(Equal(SpecHash(spec(3))))
-	g.Expect(SpecHash(spec(2))).To(HaveLen(32))
 }

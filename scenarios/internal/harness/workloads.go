@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 	"github.com/polykube/polykube/testbed/gitrepo"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/operator/placement"
+	"github.com/polykube/polykube/placement"
 )
 
 func TestDemoManifests_MatchTheExamples(t *testing.T) {

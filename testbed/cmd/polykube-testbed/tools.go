@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/polykube/polykube/testbed/toolchain"
+	"github.com/polykube/polykube/internal/toolchain"
 )
 
 // toolsReport is what `tools` found, before any printing.

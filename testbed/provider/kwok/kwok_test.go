@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/provider/e2e"
 	"github.com/polykube/polykube/testbed/provider/existing"
 	"github.com/polykube/polykube/testbed/provider/kwok"
-	"github.com/polykube/polykube/testbed/toolchain"
 	"github.com/polykube/polykube/testbed/topology"
 )
 

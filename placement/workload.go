@@ -1,8 +1,26 @@
 package placement
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
+
+// SpecHash is a stable hash of a Workload's spec: the JSON encoding (struct fields in
+// declaration order, map keys sorted), SHA-256, the first 16 bytes hex-encoded. Every operator
+// writes it to status.specHash and polykube-status compares the copies of a Workload across
+// clusters with it, so it is part of the contract between them, like the allocation.
+func SpecHash(spec polykubev1alpha1.WorkloadSpec) string {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		// API types always have a JSON encoding.
+		panic("spec hash: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
 
 // SpecFromWorkload builds the placement input of a Workload.
 func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {

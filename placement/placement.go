@@ -3,7 +3,9 @@
 // It is one pure function of the Workload's distribution: no clock, no randomness, no cluster
 // state. Every operator in a federation evaluates it over the same Git-delivered spec and so
 // reaches the same answer without talking to its peers; polykube-status evaluates it again to
-// detect clusters that disagree, and `polykube-status plan` previews it before a merge.
+// detect clusters that disagree, and `polykube-status plan` previews it before a merge. It is
+// the contract the operator, the CLI and the test bed share, so it is a top-level package that
+// each of them imports, and it imports none of them.
 //
 // Static keeps each target's replicas as given. MultiCloudWeighted keeps explicit per-target
 // replicas and splits the rest of the total over the remaining targets by weight with the
@@ -22,7 +24,8 @@ import (
 	"sort"
 )
 
-// Strategies, mirrored from the API so this package imports nothing of Kubernetes.
+// Strategies, mirrored from the API so that the allocation (this file) needs no Kubernetes
+// type; workload.go is the one adapter from the API types (and holds SpecHash).
 const (
 	Static             = "Static"
 	MultiCloudWeighted = "MultiCloudWeighted"
