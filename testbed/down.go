@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,8 +48,34 @@ func (tb *Testbed) Down(ctx context.Context) error {
 	return nil
 }
 
+// RunKind is a kind of run that another bed keeps in the same state root (the datapath tier's
+// kind and k0s runs): a directory holding Marker is torn down by Down, with its own provider,
+// and never opened as a kwok run. It is a seam until one bed serves every provider (issue 14).
+type RunKind struct {
+	// Marker is the name of the state file that identifies such a run's directory.
+	Marker string
+	// Down tears down the run recorded in dir and removes the directory.
+	Down func(ctx context.Context, dir string, log io.Writer) error
+}
+
+var runKinds []RunKind
+
+// RegisterRunKind makes DownAll tear down the runs of another kind with their own Down.
+func RegisterRunKind(k RunKind) { runKinds = append(runKinds, k) }
+
+// runKindOf is the registered kind whose marker the directory holds.
+func runKindOf(dir string) (RunKind, bool) {
+	for _, k := range runKinds {
+		if _, err := os.Stat(filepath.Join(dir, k.Marker)); err == nil {
+			return k, true
+		}
+	}
+	return RunKind{}, false
+}
+
 // DownAll takes down every run under the state root, including runs left half-made by
-// earlier failures, and checks that no process or directory of theirs is left.
+// earlier failures, and checks that no process or directory of theirs is left. A run of a
+// registered kind (RegisterRunKind) is torn down by its own bed.
 func DownAll(ctx context.Context, opts Options) ([]string, error) {
 	root := opts.StateRoot
 	if root == "" {
@@ -68,6 +95,17 @@ func DownAll(ctx context.Context, opts Options) ([]string, error) {
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if k, ok := runKindOf(filepath.Join(root, e.Name())); ok {
+			runs = append(runs, e.Name())
+			log := opts.Log
+			if log == nil {
+				log = os.Stderr
+			}
+			if err := k.Down(ctx, filepath.Join(root, e.Name()), log); err != nil {
+				errs = append(errs, fmt.Errorf("down %s: %w", e.Name(), err))
+			}
 			continue
 		}
 		o := opts

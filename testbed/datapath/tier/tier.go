@@ -191,7 +191,11 @@ func Open(opts Options) (*Bed, error) {
 	return b, nil
 }
 
-func statePath(dir string) string { return filepath.Join(dir, "datapath.json") }
+// stateFile is the state a datapath run records in its directory; it marks the directory as a
+// datapath run for `down --all`.
+const stateFile = "datapath.json"
+
+func statePath(dir string) string { return filepath.Join(dir, stateFile) }
 
 // Env is the run's datapath environment (members, runner), for the probe and the harness.
 func (b *Bed) Env() *datapath.Env { return b.env }
