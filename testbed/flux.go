@@ -130,6 +130,10 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 		Args: append([]string{
 			"--metrics-addr=" + addr(cs.Flux.KustomizeMetrics),
 			"--health-addr=" + addr(cs.Flux.KustomizeHealth),
+			// The cluster's entry point dependsOn the operator's Kustomization: on every new
+			// revision it finds the operator's not yet applied and looks again after this
+			// (default 30s, which every commit of a scenario would wait once).
+			"--requeue-dependency=1s",
 		}, common...),
 		HealthURL: "http://" + addr(cs.Flux.KustomizeHealth) + "/healthz",
 	})
