@@ -28,8 +28,8 @@ const (
 // Faults lists every fault.
 var Faults = []Fault{FaultAPIServer, FaultOperator, FaultFlux, FaultGit}
 
-// Break puts the fault in effect for the cluster.
-func (tb *Testbed) Break(ctx context.Context, f Fault, cluster string) error {
+// Stop puts the fault in effect for the cluster (the component stops).
+func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
 	if f != FaultGit {
 		if _, err := tb.Cluster(cluster); err != nil {
 			return err
@@ -62,8 +62,8 @@ func (tb *Testbed) Break(ctx context.Context, f Fault, cluster string) error {
 	return unknownFault(f)
 }
 
-// Repair ends the fault for the cluster.
-func (tb *Testbed) Repair(ctx context.Context, f Fault, cluster string) error {
+// Start ends the fault for the cluster (the component starts again).
+func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
 	if f != FaultGit {
 		if _, err := tb.Cluster(cluster); err != nil {
 			return err

@@ -9,14 +9,15 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/datapath/tier"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// The datapath federation's faults, mesh check, probe and diagnostics, as the tier's dry run
+// The federation of a datapath bed's faults, mesh check, probe and diagnostics, as the tier's dry run
 // prints them: the commands and API actions a kind run performs.
-func TestDatapathFederation_DryRunPlan(t *testing.T) {
+func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	g := NewWithT(t)
 	top, err := topology.Load("../../topology-kind.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -25,7 +26,9 @@ func TestDatapathFederation_DryRunPlan(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
 	g.Expect(b.Up(ctx)).To(Succeed(), out.String())
-	f := newDatapathFederation(b)
+	f := newBedFederation(b)
+	d, ok := f.datapath()
+	g.Expect(ok).To(BeTrue(), "the datapath bed is a Datapath")
 
 	g.Expect(f.Provider()).To(Equal("kind"))
 	g.Expect(f.Clusters()).To(Equal([]string{"alpha", "beta", "gamma"}))
@@ -40,25 +43,25 @@ func TestDatapathFederation_DryRunPlan(t *testing.T) {
 		return out.String()
 	}
 	faults := f.Faults()
-	g.Expect(plan("stop", func() error { return faults.StopAPIServer(ctx, "beta") })).To(Equal("  $ docker stop beta-control-plane\n"))
-	g.Expect(plan("start", func() error { return faults.StartAPIServer(ctx, "beta") })).To(Equal(
+	g.Expect(plan("stop", func() error { return faults.Stop(ctx, testbed.FaultAPIServer, "beta") })).To(Equal("  $ docker stop beta-control-plane\n"))
+	g.Expect(plan("start", func() error { return faults.Start(ctx, testbed.FaultAPIServer, "beta") })).To(Equal(
 		"  $ docker start beta-control-plane\n" +
 			"  # wait until Deployment polykube-system/polykube-operator is available in kind-beta\n"))
-	g.Expect(plan("kill", func() error { return faults.KillOperator(ctx, "gamma") })).To(
+	g.Expect(plan("kill", func() error { return faults.Stop(ctx, testbed.FaultOperator, "gamma") })).To(
 		ContainSubstring("in kind-gamma: annotate Deployment polykube-system/polykube-operator kustomize.toolkit.fluxcd.io/reconcile=disabled, scale it to 0"))
-	g.Expect(plan("restart", func() error { return faults.RestartOperator(ctx, "gamma") })).To(
+	g.Expect(plan("restart", func() error { return faults.Start(ctx, testbed.FaultOperator, "gamma") })).To(
 		ContainSubstring("wait until Deployment polykube-system/polykube-operator is available in kind-gamma"))
-	g.Expect(plan("stop git", func() error { return faults.StopGit(ctx) })).To(ContainSubstring("stop the Git server process"))
-	g.Expect(plan("start git", func() error { return faults.StartGit(ctx) })).To(ContainSubstring("start the Git server process again"))
-	g.Expect(faults.StopAPIServer(ctx, "delta")).To(MatchError(ContainSubstring(`no cluster "delta" in the federation`)))
+	g.Expect(plan("stop git", func() error { return faults.Stop(ctx, testbed.FaultGit, "") })).To(ContainSubstring("stop the Git server process"))
+	g.Expect(plan("start git", func() error { return faults.Start(ctx, testbed.FaultGit, "") })).To(ContainSubstring("start the Git server process again"))
+	g.Expect(faults.Stop(ctx, testbed.FaultAPIServer, "delta")).To(MatchError(ContainSubstring(`no cluster "delta" in the federation`)))
 
-	mesh := plan("mesh", func() error { return f.MeshReady(ctx) })
+	mesh := plan("mesh", func() error { return d.MeshReady(ctx) })
 	for _, c := range f.Clusters() {
 		g.Expect(mesh).To(ContainSubstring("$ KUBECONFIG=/run/scenarios-kind/clusters/alpha/kubeconfig:/run/scenarios-kind/clusters/beta/kubeconfig:/run/scenarios-kind/clusters/gamma/kubeconfig cilium clustermesh status --context kind-" + c + " --wait"))
 	}
 
 	call := plan("call", func() error {
-		answers, err := f.Call(ctx, "beta", "scn-1234", "echo", 60)
+		answers, err := d.Call(ctx, "beta", "scn-1234", "echo", 60)
 		g.Expect(answers).To(BeEmpty(), "a dry run calls nothing")
 		return err
 	})
@@ -66,7 +69,7 @@ func TestDatapathFederation_DryRunPlan(t *testing.T) {
 	g.Expect(call).To(MatchRegexp(`- --url\n.*- http://echo\.scn-1234\.svc\.cluster\.local/\n.*- --count\n.*- "60"\n`))
 	g.Expect(call).To(ContainSubstring("namespace: scn-1234"))
 
-	tmpl := f.EchoTemplate()
+	tmpl := d.EchoTemplate()
 	g.Expect(tmpl.Spec.Containers).To(HaveLen(1))
 	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal(datapath.Image), "the image the tier built and loaded into the nodes")
 	g.Expect(tmpl.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(8080)), "Datapath.EchoTemplate answers on 8080")
@@ -82,21 +85,20 @@ func TestDatapathFederation_DryRunPlan(t *testing.T) {
 	g.Expect(plan("close", func() error { return f.Close(ctx) })).To(ContainSubstring("delete kind cluster alpha"))
 }
 
-func TestDatapathFederation_OperatorConfigNeedsARun(t *testing.T) {
+func TestBedFederation_DatapathOperatorConfigNeedsARun(t *testing.T) {
 	g := NewWithT(t)
 	top, err := topology.Load("../../topology-kind.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
 	b, err := tier.Open(tier.Options{Topology: top, Dir: t.TempDir(), SourceDir: "../../..", DryRun: true, Out: &bytes.Buffer{}})
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = newDatapathFederation(b).OperatorConfig("alpha")
+	_, err = newBedFederation(b).OperatorConfig("alpha")
 	g.Expect(err).To(MatchError(ContainSubstring("knows no operator ServiceAccount")))
 }
 
-func TestDatapathDir_IsTheRunPolykubeTestbedDownRemoves(t *testing.T) {
+func TestOpenBed_TheRunPolykubeTestbedDownRemoves(t *testing.T) {
 	g := NewWithT(t)
-	t.Setenv("POLYKUBE_TESTBED_STATE_DIR", "/state")
-	dir, err := DatapathDir("kind")
-	g.Expect(err).NotTo(HaveOccurred())
-	// `polykube-testbed down --provider kind --run scenarios` removes <state>/<run>-<provider>.
-	g.Expect(dir).To(Equal("/state/scenarios-kind"))
+	// `polykube-testbed down --provider kind --run scenarios` removes <state>/<run>-<provider>;
+	// the suite's kind run is there, its kwok run at <state>/<run>.
+	g.Expect(testbed.RunDir("/state", RunName, "kind")).To(Equal("/state/scenarios-kind"))
+	g.Expect(testbed.RunDir("/state", RunName, "kwok")).To(Equal("/state/scenarios"))
 }

@@ -22,7 +22,14 @@ type Datapath interface {
 
 // Datapath returns the federation's datapath, or an error saying the provider has none.
 func (sc *Scenario) Datapath() (Datapath, error) {
-	d, ok := sc.Fed.(Datapath)
+	var d Datapath
+	ok := false
+	switch f := sc.Fed.(type) {
+	case *bedFederation:
+		d, ok = f.datapath()
+	case Datapath:
+		d, ok = f, true
+	}
 	if !ok || !HasCapability(sc.Fed, CapabilityDatapath) {
 		return nil, fmt.Errorf("the federation (provider %s) has no datapath: run @datapath scenarios with PROVIDER=kind", sc.Fed.Provider())
 	}

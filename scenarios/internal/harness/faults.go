@@ -9,14 +9,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed"
 )
 
 // StopAPIServer stops a cluster's API server; the scenario's teardown starts it again.
 func (sc *Scenario) StopAPIServer(ctx context.Context, cluster string) error {
 	sc.OnTeardown("start the API server of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().StartAPIServer(ctx, cluster)
+		return sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster)
 	})
-	if err := sc.Fed.Faults().StopAPIServer(ctx, cluster); err != nil {
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultAPIServer, cluster); err != nil {
 		return fmt.Errorf("stop the API server of cluster %q: %w", cluster, err)
 	}
 	return nil
@@ -30,7 +31,7 @@ func (sc *Scenario) StartAPIServer(ctx context.Context, cluster string) error {
 			return err
 		}
 	}
-	if err := sc.Fed.Faults().StartAPIServer(ctx, cluster); err != nil {
+	if err := sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster); err != nil {
 		return fmt.Errorf("start the API server of cluster %q: %w", cluster, err)
 	}
 	return nil
@@ -53,9 +54,9 @@ func (sc *Scenario) KillOperatorOnDelivery(ctx context.Context, cluster string) 
 		return err
 	}
 	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().RestartOperator(ctx, cluster)
+		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
 	})
-	if err := sc.Fed.Faults().KillOperator(ctx, cluster); err != nil {
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
 		return fmt.Errorf("kill the operator of cluster %q: %w", cluster, err)
 	}
 	return nil
@@ -63,7 +64,7 @@ func (sc *Scenario) KillOperatorOnDelivery(ctx context.Context, cluster string) 
 
 // RestartOperator starts a killed operator again.
 func (sc *Scenario) RestartOperator(ctx context.Context, cluster string) error {
-	if err := sc.Fed.Faults().RestartOperator(ctx, cluster); err != nil {
+	if err := sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster); err != nil {
 		return fmt.Errorf("restart the operator of cluster %q: %w", cluster, err)
 	}
 	return nil
@@ -71,8 +72,8 @@ func (sc *Scenario) RestartOperator(ctx context.Context, cluster string) error {
 
 // StopGit stops the Git server; the teardown starts it again.
 func (sc *Scenario) StopGit(ctx context.Context) error {
-	sc.OnTeardown("start the Git server", func(ctx context.Context) error { return sc.Fed.Faults().StartGit(ctx) })
-	if err := sc.Fed.Faults().StopGit(ctx); err != nil {
+	sc.OnTeardown("start the Git server", func(ctx context.Context) error { return sc.Fed.Faults().Start(ctx, testbed.FaultGit, "") })
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultGit, ""); err != nil {
 		return fmt.Errorf("stop the Git server: %w", err)
 	}
 	return nil
@@ -80,7 +81,7 @@ func (sc *Scenario) StopGit(ctx context.Context) error {
 
 // StartGit starts the Git server again.
 func (sc *Scenario) StartGit(ctx context.Context) error {
-	if err := sc.Fed.Faults().StartGit(ctx); err != nil {
+	if err := sc.Fed.Faults().Start(ctx, testbed.FaultGit, ""); err != nil {
 		return fmt.Errorf("start the Git server: %w", err)
 	}
 	return nil

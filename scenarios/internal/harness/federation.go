@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/polykube/polykube/testbed"
 )
 
 // Capabilities a Federation may have. A scenario tagged with a capability runs only on a
@@ -63,21 +65,13 @@ type Git interface {
 	ApplyHandled(ctx context.Context, cluster, token string) (handled, ready bool, message string, err error)
 }
 
-// Faults are the failures a scenario can inject. Each Stop has a Start that heals it; each
-// returns once the fault took effect (or was healed).
+// Faults are the failures a scenario can inject, in the test bed's one vocabulary: Stop puts a
+// fault (testbed.FaultAPIServer, FaultOperator, FaultFlux, FaultGit) in effect for a cluster
+// and Start ends it; each returns once that took effect. A bed may also have optional
+// abilities (testbed.OperatorImpersonation), found by a type assertion.
 type Faults interface {
-	StopAPIServer(ctx context.Context, cluster string) error
-	StartAPIServer(ctx context.Context, cluster string) error
-	KillOperator(ctx context.Context, cluster string) error
-	// RestartOperator starts a killed operator again, with a fresh token of its
-	// ServiceAccount (as a new pod gets one).
-	RestartOperator(ctx context.Context, cluster string) error
-	// StartOperatorAs starts the (stopped) operator of cluster with another --cluster-name,
-	// with the cluster's own credentials, and returns what it printed when it refused to run;
-	// an error when it did not refuse.
-	StartOperatorAs(ctx context.Context, cluster, clusterName string) (output string, err error)
-	StopGit(ctx context.Context) error
-	StartGit(ctx context.Context) error
+	Stop(ctx context.Context, f testbed.Fault, cluster string) error
+	Start(ctx context.Context, f testbed.Fault, cluster string) error
 }
 
 // HasCapability reports whether f has capability c.

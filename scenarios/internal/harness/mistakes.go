@@ -32,12 +32,16 @@ func operatorKustomizationKey(name string) client.ObjectKey {
 // the operator said when it refused to run. The teardown starts the operator as itself again.
 func (sc *Scenario) StartOperatorAs(ctx context.Context, cluster, name string) error {
 	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().RestartOperator(ctx, cluster)
+		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
 	})
-	if err := sc.Fed.Faults().KillOperator(ctx, cluster); err != nil {
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
 		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
 	}
-	out, err := sc.Fed.Faults().StartOperatorAs(ctx, cluster, name)
+	as, ok := sc.Fed.Faults().(testbed.OperatorImpersonation)
+	if !ok {
+		return fmt.Errorf("the %s test bed cannot start an operator under another cluster's name (implemented on kwok only; see docs/known-limitations.md)", sc.Fed.Provider())
+	}
+	out, err := as.StartOperatorAs(ctx, cluster, name)
 	sc.operatorOutput = out
 	if err != nil {
 		return fmt.Errorf("start the operator of cluster %q as %q: %w (it printed: %s)", cluster, name, err, lastLines(out, 10))
@@ -81,7 +85,7 @@ func (sc *Scenario) DeleteOperatorKustomization(ctx context.Context) error {
 		return err
 	}
 	for _, cl := range sc.Fed.Clusters() {
-		if err := sc.Fed.Faults().KillOperator(ctx, cl); err != nil {
+		if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cl); err != nil {
 			return fmt.Errorf("stop the operator of cluster %q, whose Deployment Flux deleted: %w", cl, err)
 		}
 	}
@@ -139,10 +143,10 @@ func (sc *Scenario) RenameOperatorKustomization(ctx context.Context, from, to st
 		return err
 	}
 	for _, cl := range sc.Fed.Clusters() {
-		if err := sc.Fed.Faults().KillOperator(ctx, cl); err != nil {
+		if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cl); err != nil {
 			return fmt.Errorf("stop the operator of cluster %q: %w", cl, err)
 		}
-		if err := sc.Fed.Faults().RestartOperator(ctx, cl); err != nil {
+		if err := sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cl); err != nil {
 			return fmt.Errorf("start the operator of cluster %q again: %w", cl, err)
 		}
 	}

@@ -13,15 +13,8 @@ import (
 // OpenFunc brings up (or reuses) the federation of a topology for the suite.
 type OpenFunc func(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error)
 
-// Open is how the suite gets its federation: the datapath tier (datapathfed.go) for a
-// topology whose provider is kind or k0s, else the hermetic test bed (testbed.go).
-var Open OpenFunc = func(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
-	switch top.Provider {
-	case topology.ProviderKind, topology.ProviderK0s:
-		return openDatapath(ctx, top, log)
-	}
-	return openTestbed(ctx, top, log)
-}
+// Open is how the suite gets its federation: the bed of the topology's provider (bed.go).
+var Open OpenFunc = openBed
 
 // ProviderCapabilities are the capabilities a test-bed provider's federation has, known
 // before anything is brought up, so the runner can report what it will not run.

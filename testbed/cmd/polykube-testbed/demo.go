@@ -109,7 +109,7 @@ func runDemo(ctx context.Context, out io.Writer, opts testbed.Options, keep, ret
 	printFleet(ctx, out, tb)
 
 	say("▶ GCP's API server goes dark.")
-	if err := tb.Break(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+	if err := tb.Stop(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
 		return err
 	}
 	printFleet(ctx, out, tb)
@@ -128,7 +128,7 @@ func runDemo(ctx context.Context, out io.Writer, opts testbed.Options, keep, ret
 	printFleet(ctx, out, tb)
 
 	say("▶ GCP comes back. Its Flux fetches the commit it missed; its operator catches up on its own.")
-	if err := tb.Repair(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+	if err := tb.Start(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
 		return err
 	}
 	tb.Fetch(ctx)

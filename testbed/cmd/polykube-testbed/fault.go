@@ -18,8 +18,8 @@ func newFaultCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "fault stop|start " + strings.Join(names, "|") + " [CLUSTER]",
-		Short: "Break or repair part of the federation; returns once the fault is in effect",
-		Long: `Break (stop) or repair (start) part of the federation:
+		Short: "Stop or start part of the federation; returns once the fault is in effect",
+		Long: `Stop (put a fault in effect) or start (end it) part of the federation:
 
   apiserver CLUSTER   the cluster's control plane (state is kept)
   operator CLUSTER    the cluster's operator process (stop kills it)
@@ -44,9 +44,9 @@ server no longer answers, start apiserver when it is ready again.`,
 				return err
 			}
 			if action == "stop" {
-				err = tb.Break(cmd.Context(), f, cluster)
+				err = tb.Stop(cmd.Context(), f, cluster)
 			} else {
-				err = tb.Repair(cmd.Context(), f, cluster)
+				err = tb.Start(cmd.Context(), f, cluster)
 			}
 			if err != nil {
 				return err

@@ -108,7 +108,7 @@ func options(cmd *cobra.Command, top *topology.Topology, prov string) (Options, 
 	return Options{
 		Topology:   top,
 		Provider:   prov,
-		Dir:        filepath.Join(stateRoot, run+"-"+prov),
+		Dir:        testbed.RunDir(stateRoot, run, prov),
 		SourceDir:  src,
 		DryRun:     flagBool(cmd, "dry-run"),
 		Out:        cmd.ErrOrStderr(),

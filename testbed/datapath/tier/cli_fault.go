@@ -10,17 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
-)
-
-// The faults the datapath tier injects; Flux's controllers are not among them.
-const (
-	faultAPIServer = "apiserver"
-	faultOperator  = "operator"
-	faultGit       = "git"
-	faultFlux      = "flux"
 )
 
 const faultHelp = `
@@ -80,33 +73,21 @@ func extendFault(c *cobra.Command) {
 	}
 }
 
-// faultFunc is the datapath tier's action for `fault ACTION FAULT`.
+// faultFunc is the datapath tier's action for `fault ACTION FAULT` (Bed.Stop, Bed.Start).
 func faultFunc(action, fault, prov string) (func(*cobra.Command, *Bed, string) error, error) {
-	stop := action == "stop"
 	if action != "stop" && action != "start" {
 		return nil, fmt.Errorf("unknown action %q: use stop or start", action)
 	}
-	switch fault {
-	case faultAPIServer:
-		if stop {
-			return func(cmd *cobra.Command, b *Bed, c string) error { return b.StopAPIServer(cmd.Context(), c) }, nil
-		}
-		return func(cmd *cobra.Command, b *Bed, c string) error { return b.StartAPIServer(cmd.Context(), c) }, nil
-	case faultOperator:
-		if stop {
-			return func(cmd *cobra.Command, b *Bed, c string) error { return b.StopOperator(cmd.Context(), c) }, nil
-		}
-		return func(cmd *cobra.Command, b *Bed, c string) error { return b.StartOperator(cmd.Context(), c) }, nil
-	case faultGit:
-		if stop {
-			return func(cmd *cobra.Command, b *Bed, _ string) error { return b.StopGit(cmd.Context()) }, nil
-		}
-		return func(cmd *cobra.Command, b *Bed, _ string) error { return b.StartGit(cmd.Context()) }, nil
-	case faultFlux:
-		return nil, fmt.Errorf("the flux fault is not supported on the datapath tier (--provider %s): use apiserver, operator or git, or the hermetic tier (no --provider) for flux", prov)
+	f := testbed.Fault(fault)
+	switch f {
+	case testbed.FaultAPIServer, testbed.FaultOperator, testbed.FaultGit:
 	default:
-		return nil, fmt.Errorf("unknown fault %q: the datapath tier supports apiserver, operator and git", fault)
+		return nil, unsupportedFault(f, prov)
 	}
+	if action == "stop" {
+		return func(cmd *cobra.Command, b *Bed, c string) error { return b.Stop(cmd.Context(), f, c) }, nil
+	}
+	return func(cmd *cobra.Command, b *Bed, c string) error { return b.Start(cmd.Context(), f, c) }, nil
 }
 
 // extendGitCommit makes `git commit DIR` commit to the datapath run's Git server when

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed/datapath"
@@ -98,6 +99,10 @@ type Bed struct {
 	prov  Provider
 	env   *datapath.Env
 	procs proc.Dir
+
+	// opConfigs are the operator configurations OperatorConfig issued, per cluster.
+	opMu      sync.Mutex
+	opConfigs map[string]*rest.Config
 }
 
 // DryRunAnswers are what a dry run pretends the commands that are read from answered.

@@ -1,0 +1,172 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// Bed is one federation of test clusters with its add-ons (Git server, Flux, operator),
+// whatever its provider: the one interface the scenario harness uses, for kwok clusters (the
+// Testbed of this package) and for kind and k0s clusters (testbed/datapath/tier) alike.
+type Bed interface {
+	// Up brings the federation up (or reuses what is already up) and returns when every
+	// cluster applied the seeded Git revision.
+	Up(ctx context.Context) error
+	// Down tears everything down and checks that nothing is left.
+	Down(ctx context.Context) error
+	// Exists reports whether the run has recorded state (it was brought up, maybe partly).
+	Exists() bool
+	// Topology is what the run is (or will be).
+	Topology() *topology.Topology
+	// Capabilities are what the provider's clusters can do beyond the API.
+	Capabilities() []provider.Capability
+	// AdminConfig is a cluster-admin configuration of a cluster, for checks and set-up.
+	AdminConfig(cluster string) (*rest.Config, error)
+	// OperatorConfig is what the cluster's operator runs with: a token of its ServiceAccount.
+	OperatorConfig(ctx context.Context, cluster string) (*rest.Config, error)
+	// Commit commits a change to the federation's Git repository and asks every reachable
+	// cluster's Flux to fetch it now; it returns the revision.
+	Commit(ctx context.Context, ch gitrepo.Change) (string, error)
+	// Stop puts a fault in effect (the component stops) and returns once it is; Start ends
+	// it. The cluster is ignored for FaultGit.
+	Stop(ctx context.Context, f Fault, cluster string) error
+	Start(ctx context.Context, f Fault, cluster string) error
+	// Diagnose writes a diagnostics bundle (processes, components, objects, events) to dir.
+	Diagnose(ctx context.Context, dir string) error
+}
+
+// OperatorImpersonation is the optional ability to start a cluster's (stopped) operator once
+// under another member's --cluster-name, as a Flux entry point copied from another cluster
+// would, returning what it printed when it refused to run.
+type OperatorImpersonation interface {
+	StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error)
+}
+
+// BedOptions open a bed.
+type BedOptions struct {
+	// Provider chooses the bed; "" means the topology's provider (kwok by default).
+	Provider string
+	// Topology is what to bring up; nil means the run's recorded topology.
+	Topology *topology.Topology
+	// Run names the run; StateRoot ("" means DefaultStateRoot()) holds it.
+	Run, StateRoot string
+	// Log receives the status lines.
+	Log io.Writer
+}
+
+// BedOpener opens a bed of a provider.
+type BedOpener func(BedOptions) (Bed, error)
+
+var (
+	bedsMu sync.Mutex
+	beds   = map[string]BedOpener{}
+)
+
+// RegisterBed makes OpenBed open the beds of a provider with open (testbed/datapath/tier
+// registers kind and k0s).
+func RegisterBed(providerName string, open BedOpener) {
+	bedsMu.Lock()
+	defer bedsMu.Unlock()
+	beds[providerName] = open
+}
+
+func init() {
+	hermetic := func(o BedOptions) (Bed, error) {
+		tb, err := Open(Options{Topology: o.Topology, Run: o.Run, StateRoot: o.StateRoot, Log: o.Log})
+		if err != nil {
+			return nil, err
+		}
+		return HermeticBed{tb}, nil
+	}
+	RegisterBed(topology.ProviderKwok, hermetic)
+	RegisterBed(topology.ProviderExisting, hermetic)
+}
+
+// OpenBed opens the bed of the options' provider. It creates nothing.
+func OpenBed(o BedOptions) (Bed, error) {
+	name := o.Provider
+	if name == "" && o.Topology != nil {
+		name = o.Topology.Provider
+	}
+	if name == "" {
+		name = topology.ProviderKwok
+	}
+	if o.Topology != nil && o.Topology.Provider != name {
+		top := *o.Topology
+		top.Provider = name
+		o.Topology = &top
+	}
+	bedsMu.Lock()
+	open, ok := beds[name]
+	known := make([]string, 0, len(beds))
+	for n := range beds {
+		known = append(known, n)
+	}
+	bedsMu.Unlock()
+	if !ok {
+		slices.Sort(known)
+		return nil, fmt.Errorf("provider %q: %w; the providers are %v", name, provider.ErrNotSupported, known)
+	}
+	return open(o)
+}
+
+// RunDir is where a run of a provider keeps its state under root: the hermetic runs directly
+// by name, the others by name and provider (a kind and a kwok run may share a name).
+func RunDir(root, run, providerName string) string {
+	switch providerName {
+	case "", topology.ProviderKwok, topology.ProviderExisting:
+		return filepath.Join(root, run)
+	}
+	return filepath.Join(root, run+"-"+providerName)
+}
+
+// HermeticBed is the Testbed as a Bed.
+type HermeticBed struct{ *Testbed }
+
+var (
+	_ Bed                   = HermeticBed{}
+	_ OperatorImpersonation = HermeticBed{}
+)
+
+// Up brings the run up, removing what it made if it fails.
+func (b HermeticBed) Up(ctx context.Context) error { return b.Testbed.Up(ctx, UpOptions{}) }
+
+// Capabilities are the provider's.
+func (b HermeticBed) Capabilities() []provider.Capability {
+	p, err := b.Provider()
+	if err != nil {
+		return nil
+	}
+	return p.Capabilities()
+}
+
+// AdminConfig is the cluster's kubeconfig as the provider hands it out.
+func (b HermeticBed) AdminConfig(cluster string) (*rest.Config, error) {
+	c, err := b.Cluster(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.RESTConfig()
+}
+
+// OperatorConfig is the kubeconfig the cluster's operator process runs with.
+func (b HermeticBed) OperatorConfig(_ context.Context, cluster string) (*rest.Config, error) {
+	path := b.OperatorKubeconfig(cluster)
+	if path == "" {
+		return nil, fmt.Errorf("the test bed runs no operator for cluster %q", cluster)
+	}
+	return provider.RESTConfig(path, "")
+}
+
+// Diagnose writes the run's diagnostics bundle.
+func (b HermeticBed) Diagnose(ctx context.Context, dir string) error { return b.CollectLogs(ctx, dir) }

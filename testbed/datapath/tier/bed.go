@@ -1,0 +1,158 @@
+package tier
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The datapath tier's Bed is a testbed.Bed: the scenario harness and `down --all` use it
+// through that interface, as they use the kwok Testbed.
+var _ testbed.Bed = (*Bed)(nil)
+
+// operatorTokenSeconds is how long an operator token from OperatorConfig lives: longer than
+// any suite run.
+const operatorTokenSeconds = 24 * 60 * 60
+
+func init() {
+	for _, p := range []string{topology.ProviderKind, topology.ProviderK0s} {
+		testbed.RegisterBed(p, openBed)
+	}
+}
+
+// openBed opens the datapath run of o. Without a topology it opens the run's recorded one,
+// or, when nothing is recorded, the default topology (Exists is then false), as the kwok bed
+// does.
+func openBed(o testbed.BedOptions) (testbed.Bed, error) {
+	root := o.StateRoot
+	if root == "" {
+		var err error
+		if root, err = testbed.DefaultStateRoot(); err != nil {
+			return nil, err
+		}
+	}
+	top := o.Topology
+	run := o.Run
+	if run == "" {
+		run = "polykube"
+		if top != nil {
+			run = top.Name
+		}
+	}
+	dir := testbed.RunDir(root, run, o.Provider)
+	if top == nil {
+		if _, err := os.Stat(statePath(dir)); err != nil {
+			top = topology.Default()
+		}
+	}
+	return Open(Options{Topology: top, Provider: o.Provider, Dir: dir, Out: o.Log})
+}
+
+// Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
+// the cluster stops with it), operator scales its Deployment to zero with Flux told to leave
+// it so, git stops the tier's Git server. Flux cannot be stopped on this tier.
+func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
+	switch f {
+	case testbed.FaultAPIServer:
+		return b.StopAPIServer(ctx, cluster)
+	case testbed.FaultOperator:
+		return b.StopOperator(ctx, cluster)
+	case testbed.FaultGit:
+		return b.StopGit(ctx)
+	}
+	return unsupportedFault(f, b.state.Topology.Provider)
+}
+
+// Start ends a fault (see Stop).
+func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error {
+	switch f {
+	case testbed.FaultAPIServer:
+		return b.StartAPIServer(ctx, cluster)
+	case testbed.FaultOperator:
+		return b.StartOperator(ctx, cluster)
+	case testbed.FaultGit:
+		return b.StartGit(ctx)
+	}
+	return unsupportedFault(f, b.state.Topology.Provider)
+}
+
+func unsupportedFault(f testbed.Fault, prov string) error {
+	if f == testbed.FaultFlux {
+		return fmt.Errorf("the flux fault is not supported on the datapath tier (--provider %s): use apiserver, operator or git, or the hermetic tier (no --provider) for flux", prov)
+	}
+	return fmt.Errorf("unknown fault %q: the datapath tier supports apiserver, operator and git", f)
+}
+
+// Capabilities are the provider's.
+func (b *Bed) Capabilities() []provider.Capability { return b.prov.Capabilities() }
+
+// AdminConfig reads the cluster's kubeconfig context each time: a restarted kind node gets
+// its kubeconfig written again.
+func (b *Bed) AdminConfig(cluster string) (*rest.Config, error) {
+	m, err := b.env.Member(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return provider.RESTConfig(m.Kubeconfig, m.Context)
+}
+
+// OperatorConfig is a token of the operator's ServiceAccount in the cluster (TokenRequest),
+// requested once per cluster: what the operator's pod runs with.
+func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	if cfg, ok := b.opConfigs[cluster]; ok {
+		return cfg, nil
+	}
+	sa := b.state.ServiceAccount
+	if sa.Name == "" {
+		return nil, fmt.Errorf("the datapath run knows no operator ServiceAccount; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
+	}
+	admin, err := b.AdminConfig(cluster)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	expiry := int64(operatorTokenSeconds)
+	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("request a token for the operator's ServiceAccount %s/%s in cluster %q: %w", sa.Namespace, sa.Name, cluster, err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tr.Status.Token
+	if b.opConfigs == nil {
+		b.opConfigs = map[string]*rest.Config{}
+	}
+	b.opConfigs[cluster] = cfg
+	return cfg, nil
+}
+
+// MeshReady waits until every member's Cilium reports every remote cluster connected.
+func (b *Bed) MeshReady(ctx context.Context) error { return datapath.MeshStatus(ctx, b.env) }
+
+// EchoTemplate is the tier's echo server, from the image the tier built and loaded.
+func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(datapath.Image) }
+
+// Call runs the tier's probe in the cluster and returns who answered each call.
+func (b *Bed) Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error) {
+	return datapath.Call(ctx, b.env, cluster, namespace, service, n)
+}
