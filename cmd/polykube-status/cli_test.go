@@ -95,7 +95,7 @@ func TestRun_KubectlPlugin(t *testing.T) {
 	help := runAs("kubectl-polykube", "status", "--help")
 	g.Expect(help.stdout).To(ContainSubstring("kubectl polykube status [WORKLOAD...]"))
 
-	plan := runAs("kubectl-polykube", "status", "plan", "-f", filepath.Join("..", "..", "internal", "status", "testdata", "plan", "old"))
+	plan := runAs("kubectl-polykube", "status", "plan", "-f", filepath.Join("..", "..", "internal", "status", "plan", "testdata", "plan", "old"))
 	g.Expect(plan.code).To(Equal(status.ExitOK), plan.stderr)
 	g.Expect(plan.stdout).To(MatchRegexp(`billing-api\s+shop\s+MultiCloudWeighted\s+2\s+2\s+2\s+6`))
 
@@ -106,7 +106,7 @@ func TestRun_KubectlPlugin(t *testing.T) {
 
 func TestRun_Plan(t *testing.T) {
 	g := NewWithT(t)
-	testdata := filepath.Join("..", "..", "internal", "status", "testdata", "plan")
+	testdata := filepath.Join("..", "..", "internal", "status", "plan", "testdata", "plan")
 	res := runAs("polykube-status", "plan", "-f", filepath.Join(testdata, "invalid"), "-o", "json")
 	g.Expect(res.code).To(Equal(status.ExitInvalidManifest))
 	g.Expect(res.stdout).To(ContainSubstring(`"reason": "invalid distribution: target \"alpha\" needs replicas with strategy Static"`))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/polykube/polykube/internal/status"
+	"github.com/polykube/polykube/internal/status/plan"
 )
 
 // pluginName is the binary name under which kubectl finds this command as `kubectl polykube`.
@@ -227,7 +228,7 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.contexts) > 0 || c.contextsFile != "" || c.allContexts {
 				return status.Usagef("plan reads manifests only and never contacts a cluster: drop --context, --contexts-file and --all-contexts")
 			}
-			opts := status.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize}
+			opts := plan.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize}
 			if c.allNamespaces {
 				return status.Usagef("--all-namespaces has no meaning for plan: manifests carry their namespace, or get --namespace")
 			}
@@ -236,12 +237,12 @@ number and the reason are printed); 1 internal error.`,
 				if len(args) != 2 || len(c.planFiles) > 0 || c.planCluster != "" {
 					return status.Usagef("plan --diff takes exactly two paths, OLD and NEW, and no -f or --cluster: polykube-status plan --diff OLD NEW")
 				}
-				d, err := status.Diff([]string{args[0]}, []string{args[1]}, opts)
+				d, err := plan.Diff([]string{args[0]}, []string{args[1]}, opts)
 				if err != nil {
 					return err
 				}
 				c.exitCode = d.ExitCode
-				return status.PrintDiff(c.stdout, d, c.output, pr)
+				return plan.PrintDiff(c.stdout, d, c.output, pr)
 			}
 			if len(args) > 0 {
 				return status.Usagef("plan takes its manifests with -f (got %s); to compare two trees use plan --diff OLD NEW", strings.Join(args, " "))
@@ -249,12 +250,12 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.planFiles) == 0 {
 				return status.Usagef("plan needs manifests: -f FILE_OR_DIR (repeatable), or --diff OLD NEW")
 			}
-			p, err := status.Plan(c.planFiles, c.planCluster, opts)
+			p, err := plan.Plan(c.planFiles, c.planCluster, opts)
 			if err != nil {
 				return err
 			}
 			c.exitCode = p.ExitCode
-			return status.PrintPlan(c.stdout, p, c.output, pr)
+			return plan.PrintPlan(c.stdout, p, c.output, pr)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&c.planFiles, "filename", "f", nil, "manifest file or directory (repeatable)")

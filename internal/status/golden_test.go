@@ -48,7 +48,7 @@ func troubledFleet() Report {
 	return Merge(s, Query{Namespace: "shop"})
 }
 
-func render(t *testing.T, r Report, format, view string, color bool) []byte {
+func printed(t *testing.T, r Report, format, view string, color bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := PrintReport(&b, r, format, view, PrintOptions{Color: color}); err != nil {
@@ -79,7 +79,7 @@ func TestPrintReport_Golden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			golden(t, tt.file, render(t, tt.report, tt.format, tt.view, tt.color))
+			golden(t, tt.file, printed(t, tt.report, tt.format, tt.view, tt.color))
 		})
 	}
 }
@@ -88,8 +88,8 @@ func TestPrintReport_JSONAndYAMLAreTheSameDocument(t *testing.T) {
 	g := NewWithT(t)
 	r := troubledFleet()
 	var fromJSON, fromYAML Report
-	g.Expect(json.Unmarshal(render(t, r, FormatJSON, "", false), &fromJSON)).To(Succeed())
-	g.Expect(yaml.Unmarshal(render(t, r, FormatYAML, "", false), &fromYAML)).To(Succeed())
+	g.Expect(json.Unmarshal(printed(t, r, FormatJSON, "", false), &fromJSON)).To(Succeed())
+	g.Expect(yaml.Unmarshal(printed(t, r, FormatYAML, "", false), &fromYAML)).To(Succeed())
 	g.Expect(fromJSON).To(Equal(r))
 	g.Expect(fromYAML).To(Equal(r))
 	g.Expect(fromJSON.APIVersion).To(Equal("polykube.kismet.io/status/v1alpha1"))
@@ -98,8 +98,8 @@ func TestPrintReport_JSONAndYAMLAreTheSameDocument(t *testing.T) {
 func TestPrintReport_NoColourUnlessAsked(t *testing.T) {
 	g := NewWithT(t)
 	r := troubledFleet()
-	g.Expect(string(render(t, r, FormatTable, ViewWorkloads, false))).NotTo(ContainSubstring("\x1b["))
-	g.Expect(string(render(t, r, FormatTable, ViewWorkloads, true))).To(ContainSubstring("\x1b[31m"))
+	g.Expect(string(printed(t, r, FormatTable, ViewWorkloads, false))).NotTo(ContainSubstring("\x1b["))
+	g.Expect(string(printed(t, r, FormatTable, ViewWorkloads, true))).To(ContainSubstring("\x1b[31m"))
 }
 
 func TestPrintReport_Usage(t *testing.T) {
@@ -108,44 +108,4 @@ func TestPrintReport_Usage(t *testing.T) {
 	g.Expect(IsUsage(err)).To(BeTrue())
 	g.Expect(err.Error()).To(ContainSubstring("-o json"))
 	g.Expect(IsUsage(PrintReport(&bytes.Buffer{}, troubledFleet(), FormatTable, "nodes", PrintOptions{}))).To(BeTrue())
-}
-
-func TestPlan_Golden(t *testing.T) {
-	g := NewWithT(t)
-	old := []string{filepath.Join("testdata", "plan", "old")}
-	newer := []string{filepath.Join("testdata", "plan", "new")}
-	invalid := []string{filepath.Join("testdata", "plan", "invalid", "bad.yaml")}
-
-	p, err := Plan(old, "", LoadOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(p.ExitCode).To(Equal(ExitOK))
-	beta, err := Plan(newer, "beta", LoadOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	bad, err := Plan(invalid, "", LoadOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(bad.ExitCode).To(Equal(ExitInvalidManifest))
-	d, err := Diff(old, newer, LoadOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-
-	tests := []struct {
-		file  string
-		print func(*bytes.Buffer) error
-	}{
-		{"plan.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatTable, PrintOptions{}) }},
-		{"plan.json.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatJSON, PrintOptions{}) }},
-		{"plan.yaml.golden", func(b *bytes.Buffer) error { return PrintPlan(b, p, FormatYAML, PrintOptions{}) }},
-		{"plan-cluster.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, beta, FormatTable, PrintOptions{}) }},
-		{"plan-invalid.table.golden", func(b *bytes.Buffer) error { return PrintPlan(b, bad, FormatTable, PrintOptions{}) }},
-		{"plan-diff.table.golden", func(b *bytes.Buffer) error { return PrintDiff(b, d, FormatTable, PrintOptions{}) }},
-		{"plan-diff.json.golden", func(b *bytes.Buffer) error { return PrintDiff(b, d, FormatJSON, PrintOptions{}) }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := tt.print(&b); err != nil {
-				t.Fatalf("print: %v", err)
-			}
-			golden(t, tt.file, b.Bytes())
-		})
-	}
 }

@@ -1,13 +1,11 @@
 package status
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
-	"sigs.k8s.io/yaml"
+	"github.com/polykube/polykube/internal/status/render"
 )
 
 // Output formats.
@@ -43,105 +41,25 @@ func ValidateFormat(f string) error {
 func PrintReport(w io.Writer, r Report, format, view string, opts PrintOptions) error {
 	switch format {
 	case FormatJSON:
-		return writeJSON(w, r)
+		return render.JSON(w, r)
 	case FormatYAML:
-		return writeYAML(w, r)
+		return render.YAML(w, r)
 	case FormatTable, "":
 		return printFleetTable(w, r, view, opts)
 	}
 	return ValidateFormat(format)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-func writeYAML(w io.Writer, v any) error {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode YAML: %w", err)
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-// ANSI colours.
-const (
-	colorNone   = ""
-	colorGreen  = "\x1b[32m"
-	colorYellow = "\x1b[33m"
-	colorRed    = "\x1b[31m"
-	colorBold   = "\x1b[1m"
-	colorReset  = "\x1b[0m"
-)
-
-type cell struct {
-	text  string
-	color string
-}
-
-func c(text string) cell              { return cell{text: text} }
-func colored(text, color string) cell { return cell{text: text, color: color} }
-func header(names ...string) []cell   { return cellsOf(colorBold, names...) }
-func cellsOf(cl string, s ...string) []cell {
-	out := make([]cell, len(s))
-	for i, v := range s {
-		out[i] = cell{text: v, color: cl}
-	}
-	return out
-}
-
-// renderTable pads on visible width, so colour codes never break the alignment.
-func renderTable(w io.Writer, rows [][]cell, color bool) error {
-	widths := []int{}
-	for _, r := range rows {
-		for i, x := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			if n := utf8.RuneCountInString(x.text); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		last := len(r) - 1
-		for last > 0 && r[last].text == "" {
-			last--
-		}
-		r = r[:last+1]
-		for i, x := range r {
-			text := x.text
-			if color && x.color != colorNone {
-				text = x.color + text + colorReset
-			}
-			b.WriteString(text)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(x.text)+2))
-			}
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 func phaseColor(phase string) string {
 	switch phase {
 	case "Ready", "True", ReasonOK:
-		return colorGreen
+		return render.Green
 	case "Degraded", "False", "absent":
-		return colorRed
+		return render.Red
 	case "Progressing", "Pending", "Unknown":
-		return colorYellow
+		return render.Yellow
 	}
-	return colorNone
+	return render.None
 }
 
 func printFleetTable(w io.Writer, r Report, view string, opts PrintOptions) error {
@@ -201,39 +119,39 @@ func workloadsTable(w io.Writer, r Report, opts PrintOptions) error {
 		head = append(head, strings.ToUpper(n))
 	}
 	head = append(head, "TOTAL")
-	rows := [][]cell{header(head...)}
+	rows := [][]render.Cell{render.Header(head...)}
 	for _, wl := range r.Workloads {
-		row := []cell{c(wl.Name), c(wl.Namespace)}
+		row := []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace)}
 		for _, x := range wl.Clusters {
 			row = append(row, workloadCell(x))
 		}
 		total := fmt.Sprintf("%d/%d", wl.ReadyTotal, wl.DesiredTotal)
 		if wl.Ready {
-			row = append(row, colored(total, colorGreen))
+			row = append(row, render.Colored(total, render.Green))
 		} else {
-			row = append(row, colored(total, colorYellow))
+			row = append(row, render.Colored(total, render.Yellow))
 		}
 		rows = append(rows, row)
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
-func workloadCell(x WorkloadInCluster) cell {
+func workloadCell(x WorkloadInCluster) render.Cell {
 	switch {
 	case x.State == StateUnknown:
-		return colored("?", colorRed)
+		return render.Colored("?", render.Red)
 	case x.State == StateAbsent:
-		return colored("absent", colorRed)
+		return render.Colored("absent", render.Red)
 	case !x.Targeted && x.Desired == 0 && x.Ready == 0:
-		return c("-")
+		return render.Text("-")
 	case x.ReportedCluster == "":
-		return colored("no status", colorYellow)
+		return render.Colored("no status", render.Yellow)
 	}
 	phase := x.Phase
 	if phase == "" {
 		phase = "-"
 	}
-	return colored(fmt.Sprintf("%d/%d %s", x.Ready, x.Desired, phase), phaseColor(x.Phase))
+	return render.Colored(fmt.Sprintf("%d/%d %s", x.Ready, x.Desired, phase), phaseColor(x.Phase))
 }
 
 func federationTable(w io.Writer, r Report, opts PrintOptions) error {
@@ -241,11 +159,11 @@ func federationTable(w io.Writer, r Report, opts PrintOptions) error {
 		_, err := io.WriteString(w, "No Federations found in the reachable clusters.\n")
 		return err
 	}
-	rows := [][]cell{header("FEDERATION", "CLUSTER", "CONTEXT", "LOCAL", "READY", "MEMBERS", "MESH CHECKS")}
+	rows := [][]render.Cell{render.Header("FEDERATION", "CLUSTER", "CONTEXT", "LOCAL", "READY", "MEMBERS", "MESH CHECKS")}
 	for _, f := range r.Federations {
 		for _, cp := range f.Copies {
 			if cp.State != StatePresent {
-				rows = append(rows, []cell{c(f.Name), c(cp.Cluster), c(cp.Context), c("-"), colored(strings.ToLower(cp.State), colorRed), c("-"), c("-")})
+				rows = append(rows, []render.Cell{render.Text(f.Name), render.Text(cp.Cluster), render.Text(cp.Context), render.Text("-"), render.Colored(strings.ToLower(cp.State), render.Red), render.Text("-"), render.Text("-")})
 				continue
 			}
 			var failing []string
@@ -260,18 +178,18 @@ func federationTable(w io.Writer, r Report, opts PrintOptions) error {
 					failing = append(failing, fmt.Sprintf("%s=%s(%s)", ch.Type, ch.Status, ch.Reason))
 				}
 			}
-			checksCell := colored(fmt.Sprintf("%d passed", passed), colorGreen)
+			checksCell := render.Colored(fmt.Sprintf("%d passed", passed), render.Green)
 			if len(failing) > 0 {
-				checksCell = colored(strings.Join(failing, " "), colorRed)
+				checksCell = render.Colored(strings.Join(failing, " "), render.Red)
 			} else if passed == 0 {
-				checksCell = colored("none reported", colorYellow)
+				checksCell = render.Colored("none reported", render.Yellow)
 			}
 			ready := orDash(cp.Ready)
-			rows = append(rows, []cell{c(f.Name), c(cp.Cluster), c(cp.Context), c(orDash(cp.LocalCluster)),
-				colored(ready, phaseColor(ready)), c(strings.Join(cp.Members, ",")), checksCell})
+			rows = append(rows, []render.Cell{render.Text(f.Name), render.Text(cp.Cluster), render.Text(cp.Context), render.Text(orDash(cp.LocalCluster)),
+				render.Colored(ready, phaseColor(ready)), render.Text(strings.Join(cp.Members, ",")), checksCell})
 		}
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 func membersTable(w io.Writer, r Report, opts PrintOptions) error {
@@ -279,36 +197,36 @@ func membersTable(w io.Writer, r Report, opts PrintOptions) error {
 		_, err := io.WriteString(w, "No ClusterMembers found in the reachable clusters.\n")
 		return err
 	}
-	rows := [][]cell{header("MEMBER", "PROVIDER", "REGION", "CLUSTER-ID", "LOCAL-CONTEXT", "IN-ROSTER", "SEEN-BY")}
+	rows := [][]render.Cell{render.Header("MEMBER", "PROVIDER", "REGION", "CLUSTER-ID", "LOCAL-CONTEXT", "IN-ROSTER", "SEEN-BY")}
 	for _, m := range r.Members {
-		local := colored(orDash(m.LocalContext), colorNone)
+		local := render.Colored(orDash(m.LocalContext), render.None)
 		if m.LocalContext == "" {
-			local.color = colorYellow
+			local.Color = render.Yellow
 		}
-		rows = append(rows, []cell{c(m.Name), c(orDash(m.Provider)), c(orDash(m.Region)), c(fmt.Sprint(m.ClusterID)),
-			local, c(orDash(strings.Join(m.InRoster, ","))), c(strings.Join(m.SeenBy, ","))})
+		rows = append(rows, []render.Cell{render.Text(m.Name), render.Text(orDash(m.Provider)), render.Text(orDash(m.Region)), render.Text(fmt.Sprint(m.ClusterID)),
+			local, render.Text(orDash(strings.Join(m.InRoster, ","))), render.Text(strings.Join(m.SeenBy, ","))})
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 func clustersTable(w io.Writer, r Report, opts PrintOptions) error {
-	rows := [][]cell{header("CONTEXT", "CLUSTER", "STATUS", "WORKLOADS", "MESSAGE")}
+	rows := [][]render.Cell{render.Header("CONTEXT", "CLUSTER", "STATUS", "WORKLOADS", "MESSAGE")}
 	for _, cl := range r.Clusters {
 		msg := cl.Message
 		if len(cl.Warnings) > 0 {
 			msg = strings.TrimPrefix(msg+"; "+strings.Join(cl.Warnings, "; "), "; ")
 		}
-		status := colored(cl.Reason, phaseColor(cl.Reason))
+		status := render.Colored(cl.Reason, phaseColor(cl.Reason))
 		if cl.Reason != ReasonOK {
-			status.color = colorRed
+			status.Color = render.Red
 		}
 		wls := "-"
 		if cl.Reachable {
 			wls = fmt.Sprint(cl.Workloads)
 		}
-		rows = append(rows, []cell{c(cl.Context), c(cl.Cluster), status, c(wls), c(msg)})
+		rows = append(rows, []render.Cell{render.Text(cl.Context), render.Text(cl.Cluster), status, render.Text(wls), render.Text(msg)})
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 func disagreementsList(w io.Writer, r Report, opts PrintOptions) error {
@@ -316,11 +234,11 @@ func disagreementsList(w io.Writer, r Report, opts PrintOptions) error {
 		_, err := io.WriteString(w, "No disagreements between the reachable clusters.\n")
 		return err
 	}
-	rows := [][]cell{header("DISAGREEMENT", "OBJECT", "CLUSTERS", "DETAIL")}
+	rows := [][]render.Cell{render.Header("DISAGREEMENT", "OBJECT", "CLUSTERS", "DETAIL")}
 	for _, d := range r.Disagreements {
-		rows = append(rows, []cell{colored(d.Kind, colorYellow), c(d.Object), c(strings.Join(d.Clusters, ",")), c(d.Message)})
+		rows = append(rows, []render.Cell{render.Colored(d.Kind, render.Yellow), render.Text(d.Object), render.Text(strings.Join(d.Clusters, ",")), render.Text(d.Message)})
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 func notReadyList(w io.Writer, r Report, opts PrintOptions) error {
@@ -339,22 +257,22 @@ func notReadyList(w io.Writer, r Report, opts PrintOptions) error {
 		_, err := io.WriteString(w, "Everything reported is ready.\n")
 		return err
 	}
-	rows := [][]cell{header("NOT READY")}
+	rows := [][]render.Cell{render.Header("NOT READY")}
 	for _, l := range lines {
-		rows = append(rows, []cell{colored(l, colorYellow)})
+		rows = append(rows, []render.Cell{render.Colored(l, render.Yellow)})
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 func summaryLine(w io.Writer, r Report, opts PrintOptions) error {
 	s := r.Summary
 	text := fmt.Sprintf("%d of %d clusters read, %d disagreements, %d not ready: %s (exit %d)",
 		s.ClustersReachable, s.ClustersQueried, s.Disagreements, len(s.NotReady), ExitMeaning(s.ExitCode), s.ExitCode)
-	cl := colorGreen
+	cl := render.Green
 	if !s.Healthy {
-		cl = colorRed
+		cl = render.Red
 	}
-	return renderTable(w, [][]cell{{colored(text, cl)}}, opts.Color)
+	return render.Table(w, [][]render.Cell{{render.Colored(text, cl)}}, opts.Color)
 }
 
 // ExitMeaning describes an exit code in a few words.

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/spf13/cobra"
 
-	"github.com/polykube/polykube/testbed/datapath/golden"
+	"github.com/polykube/polykube/internal/golden"
 )
 
 // faultRoot has fault and git commit commands shaped like polykube-testbed's hermetic ones

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/polykube/polykube/testbed/datapath"
-	"github.com/polykube/polykube/testbed/datapath/golden"
+	"github.com/polykube/polykube/internal/golden"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/topology"
 )

@@ -12,7 +12,7 @@ import (
 	kindv1alpha4 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
-	"github.com/polykube/polykube/testbed/datapath/golden"
+	"github.com/polykube/polykube/internal/golden"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"

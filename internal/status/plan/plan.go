@@ -1,4 +1,8 @@
-package status
+// Package plan is polykube-status's offline view (`polykube-status plan`): the allocation of
+// every Workload found in manifests (files, directories, kustomizations) and the difference
+// between two versions, without any cluster access. It is a package of its own because it
+// pulls in kustomize, which the fleet reader (internal/status) does not need.
+package plan
 
 import (
 	"bufio"
@@ -21,6 +25,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/status"
+	"github.com/polykube/polykube/internal/status/render"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -43,10 +49,10 @@ type PlannedWorkload struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Source is file:document (1-based) the Workload was read from.
-	Source     string  `json:"source"`
-	Strategy   string  `json:"strategy"`
-	Total      int64   `json:"total"`
-	Allocation []Share `json:"allocation"`
+	Source     string         `json:"source"`
+	Strategy   string         `json:"strategy"`
+	Total      int64          `json:"total"`
+	Allocation []status.Share `json:"allocation"`
 	// Replicas is the allocation of PlanReport.Cluster; Targeted says whether it is a target.
 	Replicas *int32 `json:"replicas,omitempty"`
 	Targeted *bool  `json:"targeted,omitempty"`
@@ -108,7 +114,7 @@ func LoadWorkloads(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, [
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, Usagef("read %s: %v", p, err)
+			return nil, nil, status.Usagef("read %s: %v", p, err)
 		}
 		if !info.IsDir() {
 			files = append(files, p)
@@ -218,7 +224,7 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 	if err != nil {
 		return PlanReport{}, err
 	}
-	rep := PlanReport{APIVersion: APIVersion, Kind: KindPlan, Sources: paths, Cluster: cluster,
+	rep := PlanReport{APIVersion: status.APIVersion, Kind: status.KindPlan, Sources: paths, Cluster: cluster,
 		Workloads: []PlannedWorkload{}, Invalid: []InvalidManifest{}}
 	rep.Invalid = append(rep.Invalid, invalid...)
 	seen := map[string]string{}
@@ -237,7 +243,7 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 			continue
 		}
 		p := PlannedWorkload{Namespace: w.Namespace, Name: w.Name, Source: s.Source,
-			Strategy: w.Spec.Distribution.Strategy, Total: alloc.Total(), Allocation: shares(alloc)}
+			Strategy: w.Spec.Distribution.Strategy, Total: alloc.Total(), Allocation: status.SharesOf(alloc)}
 		if cluster != "" {
 			r, ok := alloc.For(cluster)
 			p.Replicas, p.Targeted = &r, &ok
@@ -253,7 +259,7 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 	})
 	sortInvalid(rep.Invalid)
 	if len(rep.Invalid) > 0 {
-		rep.ExitCode = ExitInvalidManifest
+		rep.ExitCode = status.ExitInvalidManifest
 	}
 	return rep, nil
 }
@@ -268,7 +274,7 @@ func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
 	if err != nil {
 		return PlanDiff{}, fmt.Errorf("new side: %w", err)
 	}
-	d := PlanDiff{APIVersion: APIVersion, Kind: KindPlanDiff, Old: oldPaths, New: newPaths, Changes: []Change{}, Invalid: []InvalidManifest{}}
+	d := PlanDiff{APIVersion: status.APIVersion, Kind: status.KindPlanDiff, Old: oldPaths, New: newPaths, Changes: []Change{}, Invalid: []InvalidManifest{}}
 	for _, iv := range oldPlan.Invalid {
 		iv.Source = "old: " + iv.Source
 		d.Invalid = append(d.Invalid, iv)
@@ -350,36 +356,36 @@ func Diff(oldPaths, newPaths []string, opts LoadOptions) (PlanDiff, error) {
 		}
 	}
 	if len(d.Invalid) > 0 {
-		d.ExitCode = ExitInvalidManifest
+		d.ExitCode = status.ExitInvalidManifest
 	}
 	return d, nil
 }
 
 // PrintPlan renders a PlanReport.
-func PrintPlan(w io.Writer, p PlanReport, format string, opts PrintOptions) error {
+func PrintPlan(w io.Writer, p PlanReport, format string, opts status.PrintOptions) error {
 	switch format {
-	case FormatJSON:
-		return writeJSON(w, p)
-	case FormatYAML:
-		return writeYAML(w, p)
-	case FormatTable, "":
+	case status.FormatJSON:
+		return render.JSON(w, p)
+	case status.FormatYAML:
+		return render.YAML(w, p)
+	case status.FormatTable, "":
 	default:
-		return ValidateFormat(format)
+		return status.ValidateFormat(format)
 	}
 	if len(p.Workloads) == 0 {
 		if _, err := io.WriteString(w, "No valid Workloads found.\n"); err != nil {
 			return err
 		}
 	} else if p.Cluster != "" {
-		rows := [][]cell{header("WORKLOAD", "NAMESPACE", "STRATEGY", strings.ToUpper(p.Cluster), "TOTAL", "SOURCE")}
+		rows := [][]render.Cell{render.Header("WORKLOAD", "NAMESPACE", "STRATEGY", strings.ToUpper(p.Cluster), "TOTAL", "SOURCE")}
 		for _, wl := range p.Workloads {
-			mine := colored("not a target", colorNone)
+			mine := render.Colored("not a target", render.None)
 			if *wl.Targeted {
-				mine = colored(fmt.Sprint(*wl.Replicas), colorGreen)
+				mine = render.Colored(fmt.Sprint(*wl.Replicas), render.Green)
 			}
-			rows = append(rows, []cell{c(wl.Name), c(wl.Namespace), c(wl.Strategy), mine, c(fmt.Sprint(wl.Total)), c(wl.Source)})
+			rows = append(rows, []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace), render.Text(wl.Strategy), mine, render.Text(fmt.Sprint(wl.Total)), render.Text(wl.Source)})
 		}
-		if err := renderTable(w, rows, opts.Color); err != nil {
+		if err := render.Table(w, rows, opts.Color); err != nil {
 			return err
 		}
 	} else {
@@ -394,22 +400,22 @@ func PrintPlan(w io.Writer, p PlanReport, format string, opts PrintOptions) erro
 		for _, n := range names {
 			head = append(head, strings.ToUpper(n))
 		}
-		rows := [][]cell{header(append(head, "TOTAL", "SOURCE")...)}
+		rows := [][]render.Cell{render.Header(append(head, "TOTAL", "SOURCE")...)}
 		for _, wl := range p.Workloads {
-			row := []cell{c(wl.Name), c(wl.Namespace), c(wl.Strategy)}
+			row := []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace), render.Text(wl.Strategy)}
 			for _, n := range names {
-				row = append(row, c(replicasOrDash(wl.Allocation, n)))
+				row = append(row, render.Text(replicasOrDash(wl.Allocation, n)))
 			}
-			rows = append(rows, append(row, c(fmt.Sprint(wl.Total)), c(wl.Source)))
+			rows = append(rows, append(row, render.Text(fmt.Sprint(wl.Total)), render.Text(wl.Source)))
 		}
-		if err := renderTable(w, rows, opts.Color); err != nil {
+		if err := render.Table(w, rows, opts.Color); err != nil {
 			return err
 		}
 	}
 	return printInvalid(w, p.Invalid, opts)
 }
 
-func replicasOrDash(s []Share, cluster string) string {
+func replicasOrDash(s []status.Share, cluster string) string {
 	for _, x := range s {
 		if x.Cluster == cluster {
 			return fmt.Sprint(x.Replicas)
@@ -418,49 +424,49 @@ func replicasOrDash(s []Share, cluster string) string {
 	return "-"
 }
 
-func printInvalid(w io.Writer, invalid []InvalidManifest, opts PrintOptions) error {
+func printInvalid(w io.Writer, invalid []InvalidManifest, opts status.PrintOptions) error {
 	if len(invalid) == 0 {
 		return nil
 	}
-	rows := [][]cell{header("INVALID", "WORKLOAD", "REASON")}
+	rows := [][]render.Cell{render.Header("INVALID", "WORKLOAD", "REASON")}
 	for _, iv := range invalid {
-		rows = append(rows, []cell{colored(iv.Source, colorRed), c(orDash(iv.Name)), c(iv.Reason)})
+		rows = append(rows, []render.Cell{render.Colored(iv.Source, render.Red), render.Text(orDash(iv.Name)), render.Text(iv.Reason)})
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return renderTable(w, rows, opts.Color)
+	return render.Table(w, rows, opts.Color)
 }
 
 // PrintDiff renders a PlanDiff.
-func PrintDiff(w io.Writer, d PlanDiff, format string, opts PrintOptions) error {
+func PrintDiff(w io.Writer, d PlanDiff, format string, opts status.PrintOptions) error {
 	switch format {
-	case FormatJSON:
-		return writeJSON(w, d)
-	case FormatYAML:
-		return writeYAML(w, d)
-	case FormatTable, "":
+	case status.FormatJSON:
+		return render.JSON(w, d)
+	case status.FormatYAML:
+		return render.YAML(w, d)
+	case status.FormatTable, "":
 	default:
-		return ValidateFormat(format)
+		return status.ValidateFormat(format)
 	}
 	if len(d.Changes) == 0 {
 		if _, err := io.WriteString(w, "No replica moves.\n"); err != nil {
 			return err
 		}
 	} else {
-		rows := [][]cell{header("WORKLOAD", "NAMESPACE", "CLUSTER", "OLD", "NEW", "CHANGE")}
+		rows := [][]render.Cell{render.Header("WORKLOAD", "NAMESPACE", "CLUSTER", "OLD", "NEW", "CHANGE")}
 		for _, ch := range d.Changes {
 			change := fmt.Sprintf("%+d", ch.Delta)
 			if ch.Note != "" {
 				change += " (" + ch.Note + ")"
 			}
-			cl := colorGreen
+			cl := render.Green
 			if ch.Delta < 0 {
-				cl = colorRed
+				cl = render.Red
 			}
-			rows = append(rows, []cell{c(ch.Name), c(ch.Namespace), c(ch.Cluster), c(ptrOrDash(ch.Old)), c(ptrOrDash(ch.New)), colored(change, cl)})
+			rows = append(rows, []render.Cell{render.Text(ch.Name), render.Text(ch.Namespace), render.Text(ch.Cluster), render.Text(ptrOrDash(ch.Old)), render.Text(ptrOrDash(ch.New)), render.Colored(change, cl)})
 		}
-		if err := renderTable(w, rows, opts.Color); err != nil {
+		if err := render.Table(w, rows, opts.Color); err != nil {
 			return err
 		}
 	}
@@ -514,11 +520,11 @@ func loadKustomizations(paths []string, opts LoadOptions) ([]PlannedWorkloadSour
 	k := krusty.MakeKustomizer(ko)
 	for _, p := range paths {
 		if info, err := os.Stat(p); err != nil || !info.IsDir() {
-			return nil, nil, Usagef("--kustomize needs kustomization directories; %s is not one", p)
+			return nil, nil, status.Usagef("--kustomize needs kustomization directories; %s is not one", p)
 		}
 		res, err := k.Run(filesys.MakeFsOnDisk(), p)
 		if err != nil {
-			return nil, nil, Usagef("kustomize build %s: %v", p, err)
+			return nil, nil, status.Usagef("kustomize build %s: %v", p, err)
 		}
 		data, err := res.AsYaml()
 		if err != nil {
@@ -529,4 +535,20 @@ func loadKustomizations(paths []string, opts LoadOptions) ([]PlannedWorkloadSour
 		invalid = append(invalid, bad...)
 	}
 	return out, invalid, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

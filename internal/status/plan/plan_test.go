@@ -1,4 +1,4 @@
-package status
+package plan
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/internal/status"
 )
 
 const workloadDoc = `apiVersion: polykube.kismet.io/v1alpha1
@@ -58,13 +60,13 @@ func TestPlan_FindsWorkloadsAndReportsInvalidOnes(t *testing.T) {
 	g.Expect(p.Invalid).To(HaveLen(2))
 	g.Expect(p.Invalid[0].Reason).To(ContainSubstring("defined twice (first in " + filepath.Join(dir, "a.yaml") + ":1)"))
 	g.Expect(p.Invalid[1].Reason).To(ContainSubstring("polykube.kismet.io/v2 is not supported"))
-	g.Expect(p.ExitCode).To(Equal(ExitInvalidManifest))
+	g.Expect(p.ExitCode).To(Equal(status.ExitInvalidManifest))
 }
 
 func TestPlan_MissingPathIsAUsageError(t *testing.T) {
 	g := NewWithT(t)
 	_, err := Plan([]string{filepath.Join(t.TempDir(), "nope")}, "", LoadOptions{})
-	g.Expect(IsUsage(err)).To(BeTrue())
+	g.Expect(status.IsUsage(err)).To(BeTrue())
 }
 
 func TestPlan_NamespaceDefaultChangesTheKey(t *testing.T) {
@@ -88,7 +90,7 @@ func TestDiff_AddedRemovedAndUnchanged(t *testing.T) {
 	g.Expect(d.Changes[0]).To(And(HaveField("Name", "born"), HaveField("Delta", int32(4)), HaveField("Note", "Workload added")))
 	g.Expect(d.Changes[1]).To(And(HaveField("Name", "gone"), HaveField("Delta", int32(-1)), HaveField("Note", "Workload removed")))
 	g.Expect(d.Changes[2]).To(And(HaveField("Name", "grows"), HaveField("Delta", int32(2)), HaveField("Note", "")))
-	g.Expect(d.ExitCode).To(Equal(ExitOK))
+	g.Expect(d.ExitCode).To(Equal(status.ExitOK))
 }
 
 func TestPlan_Kustomize(t *testing.T) {
@@ -99,9 +101,9 @@ func TestPlan_Kustomize(t *testing.T) {
 	g.Expect(p.Workloads).To(HaveLen(2))
 	g.Expect(p.Workloads[0]).To(And(HaveField("Name", "billing-api"), HaveField("Total", int64(12)),
 		HaveField("Source", filepath.Join("testdata", "plan", "kustomize")+" (kustomize build):2")))
-	g.Expect(p.Workloads[0].Allocation).To(Equal([]Share{{"alpha", 4}, {"beta", 4}, {"gamma", 4}}))
+	g.Expect(p.Workloads[0].Allocation).To(Equal([]status.Share{{Cluster: "alpha", Replicas: 4}, {Cluster: "beta", Replicas: 4}, {Cluster: "gamma", Replicas: 4}}))
 
 	_, err = Plan([]string{filepath.Join("testdata", "plan", "old")}, "", LoadOptions{Kustomize: true})
-	g.Expect(IsUsage(err)).To(BeTrue())
+	g.Expect(status.IsUsage(err)).To(BeTrue())
 	g.Expect(err.Error()).To(ContainSubstring("kustomize build"))
 }

@@ -1,4 +1,4 @@
-package status
+package main
 
 import (
 	"os"
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/polykube/polykube/internal/status"
+	"github.com/polykube/polykube/internal/status/plan"
 )
 
 // TestDocs_DescribeTheSchema keeps docs/status-cli.md in step with the code: every JSON field,
@@ -19,21 +22,21 @@ func TestDocs_DescribeTheSchema(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	doc := string(raw)
 
-	for _, root := range []any{Report{}, PlanReport{}, PlanDiff{}} {
+	for _, root := range []any{status.Report{}, plan.PlanReport{}, plan.PlanDiff{}} {
 		for _, field := range jsonFields(reflect.TypeOf(root), map[reflect.Type]bool{}) {
 			g.Expect(regexp.MustCompile("[`.]"+regexp.QuoteMeta(field)+"[`\\[ ,]").MatchString(doc)).To(BeTrue(),
 				"docs/status-cli.md does not document the JSON field %q of %T", field, root)
 		}
 	}
 	for _, word := range []string{
-		DisagreeSpec, DisagreeSpecHash, DisagreeAllocation, DisagreeExpected, DisagreeInvalidSpec, DisagreeMissingCopy,
-		DisagreeUnreported, DisagreeUntargeted, DisagreeRoster, DisagreeMember, DisagreeDuplicateCluster,
-		ReasonUnreachable, ReasonTimeout, ReasonUnauthorized, ReasonForbidden, ReasonCRDsMissing, ReasonConfigError, ReasonError,
-		NameFromFederation, NameFromWorkload, StatePresent, StateAbsent, StateUnknown, APIVersion, KindFleetStatus, KindPlan, KindPlanDiff,
+		status.DisagreeSpec, status.DisagreeSpecHash, status.DisagreeAllocation, status.DisagreeExpected, status.DisagreeInvalidSpec, status.DisagreeMissingCopy,
+		status.DisagreeUnreported, status.DisagreeUntargeted, status.DisagreeRoster, status.DisagreeMember, status.DisagreeDuplicateCluster,
+		status.ReasonUnreachable, status.ReasonTimeout, status.ReasonUnauthorized, status.ReasonForbidden, status.ReasonCRDsMissing, status.ReasonConfigError, status.ReasonError,
+		status.NameFromFederation, status.NameFromWorkload, status.StatePresent, status.StateAbsent, status.StateUnknown, status.APIVersion, status.KindFleetStatus, status.KindPlan, status.KindPlanDiff,
 	} {
 		g.Expect(doc).To(ContainSubstring("`"+word+"`"), "docs/status-cli.md does not mention %s", word)
 	}
-	for code := ExitOK; code <= ExitInvalidManifest; code++ {
+	for code := status.ExitOK; code <= status.ExitInvalidManifest; code++ {
 		g.Expect(doc).To(MatchRegexp(`\n\| %d \| \S`, code), "docs/status-cli.md does not document exit code %d", code)
 	}
 }
@@ -43,7 +46,7 @@ func jsonFields(t reflect.Type, seen map[reflect.Type]bool) []string {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || seen[t] || t.PkgPath() != reflect.TypeOf(Report{}).PkgPath() {
+	if t.Kind() != reflect.Struct || seen[t] || !strings.HasPrefix(t.PkgPath(), reflect.TypeOf(status.Report{}).PkgPath()) {
 		return nil
 	}
 	seen[t] = true

@@ -1,0 +1,377 @@
+package status
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/placement"
+)
+
+// The workloads view: one row per Workload, its copies checked against each other and
+// against the allocation every cluster should compute.
+
+func (m *merger) matches(name string) bool {
+	if len(m.q.Names) == 0 {
+		return true
+	}
+	for _, p := range m.q.Names {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+type wlKey struct{ ns, name string }
+
+func (k wlKey) String() string { return k.ns + "/" + k.name }
+
+// workloads builds one row per Workload and checks the copies against each other.
+func (m *merger) workloads() {
+	copies := map[wlKey][]*polykubev1alpha1.Workload{}
+	deps := map[wlKey][]*appsv1.Deployment{}
+	for i, s := range m.snaps {
+		if !m.reachable(i) {
+			continue
+		}
+		for j := range s.Workloads {
+			w := &s.Workloads[j]
+			if !m.matches(w.Name) || m.q.Namespace != "" && w.Namespace != m.q.Namespace {
+				continue
+			}
+			k := wlKey{w.Namespace, w.Name}
+			if copies[k] == nil {
+				copies[k] = make([]*polykubev1alpha1.Workload, len(m.snaps))
+			}
+			copies[k][i] = w
+		}
+		for j := range s.Deployments {
+			d := &s.Deployments[j]
+			name := d.Labels[polykubev1alpha1.WorkloadNameLabel]
+			if name == "" || !m.matches(name) || m.q.Namespace != "" && d.Namespace != m.q.Namespace {
+				continue
+			}
+			k := wlKey{d.Namespace, name}
+			if deps[k] == nil {
+				deps[k] = make([]*appsv1.Deployment, len(m.snaps))
+			}
+			deps[k][i] = d
+			if copies[k] == nil {
+				copies[k] = make([]*polykubev1alpha1.Workload, len(m.snaps))
+			}
+		}
+	}
+
+	keys := make([]wlKey, 0, len(copies))
+	for k := range copies {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].ns != keys[j].ns {
+			return keys[i].ns < keys[j].ns
+		}
+		return keys[i].name < keys[j].name
+	})
+	for _, k := range keys {
+		m.report.Workloads = append(m.report.Workloads, m.workload(k, copies[k], deps[k]))
+	}
+
+	for _, p := range m.q.Names {
+		found := false
+		for _, k := range keys {
+			if ok, _ := path.Match(p, k.name); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			m.notReady = append(m.notReady, fmt.Sprintf("no Workload matches %q in any reachable cluster", p))
+		}
+	}
+}
+
+func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*appsv1.Deployment) WorkloadRow {
+	object := "Workload " + k.String()
+	row := WorkloadRow{Namespace: k.ns, Name: k.name}
+	var present, absent []int
+	expectedBy := make([]placement.Allocation, len(m.snaps))
+
+	for i := range m.snaps {
+		cell := WorkloadInCluster{Context: m.snaps[i].Context, Cluster: m.names[i], State: StateUnknown}
+		if m.reachable(i) {
+			cell.State = StateAbsent
+		}
+		if deps != nil && deps[i] != nil {
+			r := int32(1)
+			if deps[i].Spec.Replicas != nil {
+				r = *deps[i].Spec.Replicas
+			}
+			cell.DeploymentReplicas = &r
+		}
+		w := copies[i]
+		if w == nil {
+			if m.reachable(i) {
+				absent = append(absent, i)
+			}
+			row.Clusters = append(row.Clusters, cell)
+			continue
+		}
+		present = append(present, i)
+		cell.State = StatePresent
+		cell.Generation = w.Generation
+		cell.ObservedGeneration = w.Status.ObservedGeneration
+		cell.SpecHash = w.Status.SpecHash
+		cell.ReportedCluster = w.Status.Cluster
+		cell.Desired = w.Status.DesiredReplicas
+		cell.Ready = w.Status.ReadyReplicas
+		cell.Phase = w.Status.Phase
+		cell.Targeted = targets(w, m.names[i])
+		for _, t := range w.Status.Targets {
+			cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
+		}
+		sortShares(cell.Targets)
+		if alloc, err := placement.ForWorkload(w); err != nil {
+			m.flag(DisagreeInvalidSpec, object, []string{m.names[i]},
+				"the copy in %s cannot be allocated: %v; fix the manifest in Git", m.names[i], err)
+		} else {
+			expectedBy[i] = alloc
+			cell.Expected = SharesOf(alloc)
+		}
+		row.Clusters = append(row.Clusters, cell)
+		row.DesiredTotal += cell.Desired
+		row.ReadyTotal += cell.Ready
+	}
+
+	// Copies missing from reachable clusters.
+	if len(present) > 0 && len(absent) > 0 {
+		m.flag(DisagreeMissingCopy, object, m.namesOf(absent),
+			"present in %s but absent from %s: check that Flux delivered the manifests to every cluster",
+			strings.Join(m.namesOf(present), ", "), strings.Join(m.namesOf(absent), ", "))
+	}
+
+	// Specs, and the spec hashes the operators computed.
+	groups := groupBy(present, func(a, b int) bool { return apiequality.Semantic.DeepEqual(copies[a].Spec, copies[b].Spec) })
+	if len(groups) > 1 {
+		var parts []string
+		for _, g := range groups {
+			var who []string
+			for _, i := range g {
+				who = append(who, fmt.Sprintf("%s (generation %d, specHash %s)", m.names[i], copies[i].Generation, orDash(copies[i].Status.SpecHash)))
+			}
+			parts = append(parts, "{"+strings.Join(who, ", ")+"}")
+		}
+		m.flag(DisagreeSpec, object, m.namesOf(present),
+			"the clusters hold different specs: %s; the clusters have not all applied the same Git revision", strings.Join(parts, " vs "))
+	} else if len(present) > 1 {
+		var withHash []int
+		for _, i := range present {
+			if copies[i].Status.SpecHash != "" {
+				withHash = append(withHash, i)
+			}
+		}
+		if len(groupBy(withHash, func(a, b int) bool { return copies[a].Status.SpecHash == copies[b].Status.SpecHash })) > 1 {
+			var who []string
+			for _, i := range withHash {
+				who = append(who, fmt.Sprintf("%s=%s", m.names[i], copies[i].Status.SpecHash))
+			}
+			m.flag(DisagreeSpecHash, object, m.namesOf(withHash),
+				"the specs are equal but status.specHash differs (%s): an operator has not processed the current spec, or the operators run different versions", strings.Join(who, ", "))
+		}
+		row.Expected = SharesOf(expectedBy[present[0]])
+	} else if len(present) == 1 {
+		row.Expected = SharesOf(expectedBy[present[0]])
+	}
+
+	// The allocation each cluster computed for each target, against the others and against
+	// placement.ForWorkload of its own spec.
+	computed := map[string]map[int]int32{} // target -> snapshot index -> desired
+	for _, i := range present {
+		for _, t := range copies[i].Status.Targets {
+			if computed[t.Cluster] == nil {
+				computed[t.Cluster] = map[int]int32{}
+			}
+			computed[t.Cluster][i] = t.DesiredReplicas
+		}
+	}
+	for _, target := range sortedMapKeys(computed) {
+		byCluster := computed[target]
+		distinct := map[int32]bool{}
+		for _, v := range byCluster {
+			distinct[v] = true
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		var idx []int
+		var who []string
+		for _, i := range present {
+			if v, ok := byCluster[i]; ok {
+				idx = append(idx, i)
+				who = append(who, fmt.Sprintf("%s computed %d", m.names[i], v))
+			}
+		}
+		m.flag(DisagreeAllocation, object, m.namesOf(idx),
+			"desired replicas for target %s differ: %s", target, strings.Join(who, ", "))
+	}
+	for _, i := range present {
+		w := copies[i]
+		if expectedBy[i] == nil || len(w.Status.Targets) == 0 || w.Status.ObservedGeneration != w.Generation {
+			continue
+		}
+		if got, want := formatShares(row.Clusters[i].Targets), formatShares(row.Clusters[i].Expected); got != want {
+			m.flag(DisagreeExpected, object, []string{m.names[i]},
+				"%s reports targets %s but placement of its spec gives %s: the operator in %s computes allocations differently (version skew?)",
+				m.names[i], got, want, m.names[i])
+		}
+	}
+
+	// Slices with replicas that no reachable cluster reports as its own.
+	wanted := map[string]bool{}
+	for _, i := range present {
+		for _, s := range expectedBy[i] {
+			if s.Replicas > 0 {
+				wanted[s.Cluster] = true
+			}
+		}
+	}
+	for _, target := range sortedMapKeys(wanted) {
+		reported := false
+		for _, i := range present {
+			if m.names[i] == target && copies[i].Status.Cluster == target {
+				reported = true
+			}
+		}
+		if !reported {
+			m.flag(DisagreeUnreported, object, []string{target}, "target %s should run replicas but no reachable cluster reports it as local: %s",
+				target, m.whyUnreported(target, copies))
+		}
+	}
+
+	// Replicas in clusters the Workload does not target.
+	for i := range m.snaps {
+		if !m.reachable(i) {
+			continue
+		}
+		targeted := false
+		if copies[i] != nil {
+			targeted = targets(copies[i], m.names[i])
+		} else {
+			for _, j := range present {
+				targeted = targeted || targets(copies[j], m.names[i])
+			}
+		}
+		if targeted {
+			continue
+		}
+		var evidence []string
+		if w := copies[i]; w != nil && (w.Status.ReadyReplicas > 0 || w.Status.DesiredReplicas > 0) {
+			evidence = append(evidence, fmt.Sprintf("its status reports %d desired, %d ready", w.Status.DesiredReplicas, w.Status.ReadyReplicas))
+		}
+		if deps != nil && deps[i] != nil {
+			d := deps[i]
+			spec := int32(1)
+			if d.Spec.Replicas != nil {
+				spec = *d.Spec.Replicas
+			}
+			if spec > 0 || d.Status.Replicas > 0 {
+				evidence = append(evidence, fmt.Sprintf("Deployment %s/%s has %d replicas (%d running)", d.Namespace, d.Name, spec, d.Status.Replicas))
+			}
+		}
+		if len(evidence) > 0 {
+			m.flag(DisagreeUntargeted, object, []string{m.names[i]},
+				"%s is not a target but %s: the operator in %s should scale it to zero", m.names[i], strings.Join(evidence, "; "), m.names[i])
+		}
+	}
+
+	// Readiness of the slices the reachable clusters run.
+	for _, i := range present {
+		w, cell := copies[i], row.Clusters[i]
+		want, targetedHere := expectedBy[i].For(m.names[i])
+		if !targetedHere || (want == 0 && cell.Desired == 0) {
+			continue
+		}
+		switch {
+		case w.Status.Cluster == "":
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no status written yet (is the operator running?)", m.names[i]))
+		case w.Status.ObservedGeneration < w.Generation:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: status is for generation %d, the spec is at generation %d", m.names[i], w.Status.ObservedGeneration, w.Generation))
+		case cell.Ready < cell.Desired:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: %d/%d ready, phase %s", m.names[i], cell.Ready, cell.Desired, orDash(cell.Phase)))
+		case cell.Phase != polykubev1alpha1.PhaseReady:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: phase %s", m.names[i], orDash(cell.Phase)))
+		}
+	}
+	row.Ready = len(row.NotReady) == 0 && len(present) > 0
+	if len(present) == 0 {
+		row.NotReady = append(row.NotReady, "no reachable cluster holds this Workload")
+		row.Ready = false
+	}
+	if !row.Ready {
+		m.notReady = append(m.notReady, object)
+	}
+	return row
+}
+
+func (m *merger) whyUnreported(target string, copies []*polykubev1alpha1.Workload) string {
+	for i := range m.snaps {
+		if m.names[i] != target {
+			continue
+		}
+		switch {
+		case !m.reachable(i):
+			return fmt.Sprintf("context %s is not readable (%s)", m.snaps[i].Context, m.report.Clusters[i].Reason)
+		case copies[i] == nil:
+			return fmt.Sprintf("context %s has no copy of the Workload", m.snaps[i].Context)
+		default:
+			return fmt.Sprintf("the copy in context %s has status.cluster %q (no status written, or the operator runs under another --cluster-name)", m.snaps[i].Context, copies[i].Status.Cluster)
+		}
+	}
+	var unreadable []string
+	for i := range m.snaps {
+		if !m.reachable(i) {
+			unreadable = append(unreadable, fmt.Sprintf("%s (%s)", m.snaps[i].Context, m.report.Clusters[i].Reason))
+		}
+	}
+	if len(unreadable) > 0 {
+		return fmt.Sprintf("no readable context is that cluster; it may be behind the unreadable context %s", strings.Join(unreadable, ", "))
+	}
+	return "no queried context is that cluster: add its context, or check the cluster names the operators report"
+}
+
+func targets(w *polykubev1alpha1.Workload, cluster string) bool {
+	for _, t := range w.Spec.Distribution.Targets {
+		if t.ClusterRef == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+// SharesOf lists an allocation as shares, sorted by cluster.
+func SharesOf(a placement.Allocation) []Share {
+	if a == nil {
+		return nil
+	}
+	out := make([]Share, 0, len(a))
+	for _, s := range a {
+		out = append(out, Share{Cluster: s.Cluster, Replicas: s.Replicas})
+	}
+	sortShares(out)
+	return out
+}
+
+func sortShares(s []Share) { sort.Slice(s, func(i, j int) bool { return s[i].Cluster < s[j].Cluster }) }
+
+func formatShares(s []Share) string {
+	parts := make([]string, 0, len(s))
+	for _, x := range s {
+		parts = append(parts, fmt.Sprintf("%s=%d", x.Cluster, x.Replicas))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
