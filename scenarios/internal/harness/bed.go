@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed"
+	// The kind and k0s beds (the datapath tier) register themselves with testbed.OpenBed.
+	_ "github.com/polykube/polykube/testbed/datapath/tier"
 	"github.com/polykube/polykube/testbed/topology"
 )
 

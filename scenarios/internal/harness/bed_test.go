@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,4 +102,19 @@ func TestOpenBed_TheRunPolykubeTestbedDownRemoves(t *testing.T) {
 	// the suite's kind run is there, its kwok run at <state>/<run>.
 	g.Expect(testbed.RunDir("/state", RunName, "kind")).To(Equal("/state/scenarios-kind"))
 	g.Expect(testbed.RunDir("/state", RunName, "kwok")).To(Equal("/state/scenarios"))
+}
+
+// The suite opens kind and k0s beds through testbed.OpenBed, which knows them only when the
+// datapath tier is linked in: the harness itself (not only this test, which imports the tier
+// for its dry runs) must depend on it, or `make e2e PROVIDER=kind` fails with "not supported".
+func TestHarness_LinksEveryBed(t *testing.T) {
+	g := NewWithT(t)
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Fields(string(out))).To(ContainElement("github.com/polykube/polykube/testbed/datapath/tier"))
+	for _, p := range []string{topology.ProviderKwok, topology.ProviderKind, topology.ProviderK0s} {
+		b, err := testbed.OpenBed(testbed.BedOptions{Provider: p, Run: "probe", StateRoot: t.TempDir(), Log: &bytes.Buffer{}})
+		g.Expect(err).NotTo(HaveOccurred(), "provider %s", p)
+		g.Expect(b.Exists()).To(BeFalse(), "provider %s: nothing was brought up", p)
+	}
 }
