@@ -456,3 +456,26 @@ func TestReconciler_ServiceEndpointOfSameName_TakesOverTheService(t *testing.T) 
 		return meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition).Reason
 	}, 2*time.Second, poll).ShouldNot(Equal(polykubev1alpha1.ReasonConflict))
 }
+
+// A manual change of a non-autoscaled Workload's replicas (kubectl scale) is reverted to this
+// cluster's allocation, on the same Deployment (issue 16, item 4).
+func TestReconciler_ManualReplicaEdit_Reverted(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "scaled")
+	startOperator(t, east)
+	Expect(c.Create(ctx, workload(ns, "api", map[string]int32{east: 2}))).To(Succeed())
+	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	before := getDeployment(NewWithT(t), c, ns, "api")
+
+	scaled := before.DeepCopy()
+	scaled.Spec.Replicas = ptr.To[int32](5)
+	Expect(c.Patch(ctx, scaled, client.MergeFrom(before))).To(Succeed())
+
+	Eventually(func(g Gomega) {
+		d := getDeployment(g, c, ns, "api")
+		g.Expect(d.UID).To(Equal(before.UID), "the same Deployment")
+		g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(2))), "scaled back to the allocation")
+		g.Expect(d.Generation).To(BeNumerically(">=", before.Generation+2), "the edit and its revert were both written")
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
