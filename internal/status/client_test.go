@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/status/fleettest"
 )
 
 func TestReader_CannotWrite(t *testing.T) {
@@ -102,16 +102,7 @@ func TestCollect_DeadlinePerCluster(t *testing.T) {
 	g := NewWithT(t)
 	hung := hangingListener(t)
 	refused := closedPort(t)
-	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kinds := map[string]string{"workloads": "WorkloadList", "federations": "FederationList", "clustermembers": "ClusterMemberList"}
-		gv := "polykube.kismet.io/v1alpha1"
-		kind, ok := kinds[path.Base(r.URL.Path)]
-		if !ok {
-			gv, kind = "apps/v1", "DeploymentList"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = fmt.Fprintf(w, `{"apiVersion":%q,"kind":%q,"items":[]}`, gv, kind)
-	}))
+	fast := httptest.NewServer(fleettest.EmptyLists())
 	defer fast.Close()
 
 	targets := []Target{

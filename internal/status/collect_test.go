@@ -2,19 +2,11 @@ package status
 
 import (
 	"context"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/status/fleettest"
 )
 
 // TestCollect_HungExecPlugin: client-go runs a context's exec credential plugin without any
@@ -31,14 +24,14 @@ import (
 // a Timeout that names the plugin; the contexts beside it are read as usual.
 func TestCollect_HungExecPlugin(t *testing.T) {
 	g := NewWithT(t)
-	srv := emptyListServer(t)
+	srv := fleettest.EmptyListServer(t)
 	dir := t.TempDir()
 	kc := clientcmdapi.NewConfig()
 	// https: clientcmd attaches credentials, exec plugins included, only to TLS servers.
-	kc.Clusters["fleet"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: serverCA(srv)}
+	kc.Clusters["fleet"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: fleettest.ServerCA(srv)}
 	kc.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: "static"}
-	kc.AuthInfos["hung-plugin"] = &clientcmdapi.AuthInfo{Exec: execStanza(hangingPlugin(t, dir))}
-	kc.AuthInfos["ok-plugin"] = &clientcmdapi.AuthInfo{Exec: execStanza(tokenPlugin(t, dir, "from-plugin"))}
+	kc.AuthInfos["hung-plugin"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(fleettest.HangingPlugin(t, dir))}
+	kc.AuthInfos["ok-plugin"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(fleettest.TokenPlugin(t, dir, "from-plugin"))}
 	for _, n := range []string{"token", "hung-plugin", "ok-plugin"} {
 		kc.Contexts[n] = &clientcmdapi.Context{Cluster: "fleet", AuthInfo: n}
 	}
@@ -167,69 +160,5 @@ func (r gatedReader) List(ctx context.Context, list client.ObjectList, _ ...clie
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// emptyListServer is a TLS server that answers every list polykube-status sends with an empty
-// list.
-func emptyListServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kinds := map[string]string{"workloads": "WorkloadList", "federations": "FederationList", "clustermembers": "ClusterMemberList"}
-		gv := "polykube.kismet.io/v1alpha1"
-		kind, ok := kinds[path.Base(r.URL.Path)]
-		if !ok {
-			gv, kind = "apps/v1", "DeploymentList"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = fmt.Fprintf(w, `{"apiVersion":%q,"kind":%q,"items":[]}`, gv, kind)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// serverCA is the PEM of the certificate of a TLS test server, for a kubeconfig cluster.
-func serverCA(srv *httptest.Server) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-}
-
-func execStanza(command string) *clientcmdapi.ExecConfig {
-	return &clientcmdapi.ExecConfig{
-		APIVersion: "client.authentication.k8s.io/v1", Command: command, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
-	}
-}
-
-// hangingPlugin writes an exec credential plugin that never answers (it sleeps 60 s) and kills
-// every copy of it that ran when the test ends: the CLI abandons such a plugin but cannot stop it.
-func hangingPlugin(t *testing.T, dir string) string {
-	t.Helper()
-	pids := filepath.Join(dir, "hang.pids")
-	// exec keeps the PID, and the redirections keep the sleep off the test binary's stderr, which
-	// go test would otherwise wait on.
-	script := filepath.Join(dir, "hang.sh")
-	writeScript(t, script, fmt.Sprintf("echo $$ >> %q\nexec sleep 60 </dev/null >/dev/null 2>&1\n", pids))
-	t.Cleanup(func() {
-		raw, _ := os.ReadFile(pids)
-		for _, f := range strings.Fields(string(raw)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	return script
-}
-
-// tokenPlugin writes an exec credential plugin that answers at once with token.
-func tokenPlugin(t *testing.T, dir, token string) string {
-	t.Helper()
-	script := filepath.Join(dir, "token.sh")
-	writeScript(t, script, fmt.Sprintf(`echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":%q}}'`+"\n", token))
-	return script
-}
-
-func writeScript(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
 	}
 }
