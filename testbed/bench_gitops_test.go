@@ -3,7 +3,6 @@ package testbed
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,14 +39,7 @@ func BenchmarkGitOps_1000Workloads(b *testing.B) {
 	}
 	top.Waits[topology.WaitDelivery] = topology.Wait{Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 200 * time.Millisecond}}
 	ctx := context.Background()
-	tb, err := Open(Options{Topology: top, StateRoot: b.TempDir(), Log: io.Discard, Toolchain: tc})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := tb.Up(ctx, UpOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = tb.Down(context.Background()) })
+	tb := upForBench(b, tc, top)
 	cluster := top.Clusters[0].Name
 	cl, err := tb.Client(cluster)
 	if err != nil {

@@ -101,14 +101,7 @@ func BenchmarkCommitDelivered(b *testing.B) {
 	tc := benchTools(b)
 	top := nClusters(3, []string{topology.AddonGit, topology.AddonFlux})
 	ctx := context.Background()
-	tb, err := Open(Options{Topology: top, StateRoot: b.TempDir(), Log: io.Discard, Toolchain: tc})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := tb.Up(ctx, UpOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = tb.Down(context.Background()) })
+	tb := upForBench(b, tc, top)
 	dir := b.TempDir()
 	i := 0
 	for b.Loop() {
@@ -127,6 +120,21 @@ func BenchmarkCommitDelivered(b *testing.B) {
 		}
 		fmt.Printf("commit %d applied in all 3 clusters in %s\n", i, time.Since(start).Round(10*time.Millisecond))
 	}
+}
+
+// upForBench brings a federation up for a benchmark that measures something on top of it, and
+// tears it down when the benchmark ends.
+func upForBench(b *testing.B, tc *toolchain.Toolchain, top *topology.Topology) *Testbed {
+	b.Helper()
+	tb, err := Open(Options{Topology: top, StateRoot: b.TempDir(), Log: io.Discard, Toolchain: tc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tb.Up(context.Background(), UpOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tb.Down(context.Background()) })
+	return tb
 }
 
 // peakRSS sums the peak resident set size (VmHWM) of the processes.
