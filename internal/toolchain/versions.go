@@ -9,7 +9,8 @@ import (
 // the cache path, the build, the download URL and the version check all follow.
 const (
 	// KubernetesVersion is the version of kube-apiserver, kube-controller-manager and
-	// kube-scheduler, built from k8s.io/kubernetes.
+	// kube-scheduler (the hermetic tier), and of kubelet, kubeadm, kubectl and kube-proxy (the
+	// datapath tier's kind node image), built from k8s.io/kubernetes.
 	KubernetesVersion = "v1.36.3"
 	// KubernetesStagingVersion is the version of the k8s.io/* staging modules (k8s.io/api,
 	// k8s.io/apiserver, …) that match KubernetesVersion.
@@ -40,6 +41,11 @@ const (
 	SourceController      = "source-controller"
 	KustomizeController   = "kustomize-controller"
 	Tofu                  = "tofu"
+	// The rest of a Kubernetes node, for the datapath tier's node image.
+	Kubelet   = "kubelet"
+	Kubeadm   = "kubeadm"
+	Kubectl   = "kubectl"
+	KubeProxy = "kube-proxy"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -48,13 +54,19 @@ var groups = []group{
 	{"kwok", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl}},
 	{"flux", []string{SourceController, KustomizeController}},
 	{"tofu", []string{Tofu}},
+	// Everything a kind node image holds of Kubernetes: the control plane and etcd it runs as
+	// static pods, and the node's own binaries.
+	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu}},
+		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy}},
 }
 
 // pinnedTools returns the tool definitions for the pinned versions.
 func pinnedTools() []*Tool {
-	kube := func(name string) *Tool {
+	kube := func(name string, probe ...string) *Tool {
+		if len(probe) == 0 {
+			probe = []string{"--version"}
+		}
 		minor := strings.Split(KubernetesVersion, ".")[1]
 		var ldflags []string
 		for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
@@ -67,7 +79,7 @@ func pinnedTools() []*Tool {
 		return &Tool{
 			Name: name, Version: KubernetesVersion,
 			Module: "k8s.io/kubernetes", Package: "k8s.io/kubernetes/cmd/" + name,
-			probeArgs: []string{"--version"},
+			probeArgs: probe,
 			// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
 			// with ./staging, which the module zip lacks: point them at the published ones.
 			localReplace: func(string) string { return KubernetesStagingVersion },
@@ -132,6 +144,10 @@ func pinnedTools() []*Tool {
 		kube(KubeAPIServer),
 		kube(KubeControllerManager),
 		kube(KubeScheduler),
+		kube(Kubelet),
+		kube(Kubeadm, "version", "-o", "short"),
+		kube(Kubectl, "version", "--client"),
+		kube(KubeProxy),
 		kwok(Kwok),
 		kwok(Kwokctl),
 		flux(SourceController, FluxSourceControllerVersion,
