@@ -10,8 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/internal/golden"
+	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
