@@ -48,6 +48,10 @@ e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath one
 host-docker: ## Prepare this host for the datapath tier: install and start Docker, able to run --privileged (kind) containers.
 	@scripts/host/docker.sh
 
+.PHONY: images-node
+images-node: ## Build the kind node image here, pulling nothing (Debian rootfs, kind's base files, the toolchain's Kubernetes); needs make host-docker.
+	@scripts/images/kind-node.sh
+
 .PHONY: tools
 tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
 	$(TESTBED) tools --build $(TEST_TOOLS)
