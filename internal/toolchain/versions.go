@@ -26,6 +26,10 @@ const (
 	// FluxArtifactVersion pins github.com/fluxcd/pkg/artifact for source-controller: the
 	// v0.18.3 it requires is refused by the module proxy, v0.18.0 is served and builds.
 	FluxArtifactVersion = "v0.18.0"
+	// CoreDNSVersion is the CoreDNS kubeadm KubernetesVersion deploys (CoreDNSVersion in
+	// k8s.io/kubernetes/cmd/kubeadm/app/constants), built from github.com/coredns/coredns for
+	// the datapath tier's node image.
+	CoreDNSVersion = "v1.14.2"
 	// TofuVersion is the version of OpenTofu, built from github.com/opentofu/opentofu.
 	TofuVersion = "v1.12.6"
 )
@@ -46,6 +50,7 @@ const (
 	Kubeadm   = "kubeadm"
 	Kubectl   = "kubectl"
 	KubeProxy = "kube-proxy"
+	CoreDNS   = "coredns"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -56,9 +61,9 @@ var groups = []group{
 	{"tofu", []string{Tofu}},
 	// Everything a kind node image holds of Kubernetes: the control plane and etcd it runs as
 	// static pods, and the node's own binaries.
-	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy}},
+	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy}},
+		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
 }
 
 // pinnedTools returns the tool definitions for the pinned versions.
@@ -148,6 +153,13 @@ func pinnedTools() []*Tool {
 		kube(Kubeadm, "version", "-o", "short"),
 		kube(Kubectl, "version", "--client"),
 		kube(KubeProxy),
+		{
+			Name: CoreDNS, Version: CoreDNSVersion,
+			Module: "github.com/coredns/coredns", Package: "github.com/coredns/coredns",
+			probeArgs: []string{"-version"},
+			// No download: only the datapath tier's image factory needs it, and it builds there
+			// from module source like the rest of the node image.
+		},
 		kwok(Kwok),
 		kwok(Kwokctl),
 		flux(SourceController, FluxSourceControllerVersion,

@@ -16,9 +16,11 @@
 #      kube-scheduler, etcd) made FROM scratch around the toolchain's binaries, and pause built
 #      from testbed/images/pause, imported into the node's containerd as kind does (`ctr images
 #      import --no-unpack`, pinned) and committed.
-# The result is polykube.local/kind-node:<kubernetes version>. Not built yet: kube-proxy and
-# CoreDNS images (use `networking.kubeProxyMode: none` until Cilium replaces kube-proxy) and
-# the Cilium images; see docs/datapath.md.
+#   5. kube-proxy (on a small Debian root filesystem with iptables and conntrack) and CoreDNS
+#      (FROM scratch, built by the toolchain from github.com/coredns/coredns), so that kubeadm's
+#      add-ons run too.
+# The result is polykube.local/kind-node:<kubernetes version>. Not built yet: the Cilium images
+# (the CNI); see docs/datapath.md.
 #
 # Needs root and Docker able to run --privileged containers (make host-docker). The root
 # filesystem is cached in ${XDG_CACHE_HOME:-~/.cache}/polykube/images/, so a second run takes
@@ -131,6 +133,29 @@ pause_tag=$(sed -n 's/^ *sandbox_image *= *"\(.*\)"/\1/p' "$files/etc/containerd
 say "image $pause_tag (testbed/images/pause)"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/pause.bin" ./testbed/images/pause
 scratch_image pause "$pause_tag" "$work/pause.bin"
+
+# 5. kube-proxy needs iptables and conntrack: a root filesystem of its own, once.
+proxyfs=$cache/kube-proxy-rootfs
+if [[ ! -f $cache/kube-proxy-rootfs.done ]]; then
+  rm -rf "$proxyfs"
+  say "debootstrap: a Debian bookworm root filesystem for kube-proxy (iptables, conntrack)"
+  debootstrap --variant=minbase --include=iptables,conntrack,ipset,kmod bookworm "$proxyfs" http://deb.debian.org/debian \
+    >"$cache/debootstrap-kube-proxy.log" 2>&1 || die "debootstrap failed; see $cache/debootstrap-kube-proxy.log"
+  chroot "$proxyfs" apt-get clean
+  rm -rf "$proxyfs"/var/lib/apt/lists/*
+  touch "$cache/kube-proxy-rootfs.done"
+fi
+install -m 0755 "$(bin kube-proxy)" "$proxyfs/usr/local/bin/kube-proxy"
+say "image registry.k8s.io/kube-proxy:$k8s"
+tar -C "$proxyfs" -c . | docker import --change 'ENTRYPOINT ["/usr/local/bin/kube-proxy"]' - "registry.k8s.io/kube-proxy:$k8s" >/dev/null
+images+=("registry.k8s.io/kube-proxy:$k8s")
+coredns=$(sed -n 's/^\tCoreDNSVersion *= *"\(v[^"]*\)".*/\1/p' internal/toolchain/versions.go)
+say "image registry.k8s.io/coredns/coredns:$coredns"
+mkdir -p "$work/coredns"
+cp "$(bin coredns)" "$work/coredns/coredns"
+printf 'FROM scratch\nCOPY coredns /coredns\nEXPOSE 53 53/udp\nENTRYPOINT ["/coredns"]\n' >"$work/coredns/Dockerfile"
+DOCKER_BUILDKIT=0 docker build -q -t "registry.k8s.io/coredns/coredns:$coredns" "$work/coredns" >/dev/null 2>&1 || die "docker build coredns failed"
+images+=("registry.k8s.io/coredns/coredns:$coredns")
 
 say "pre-loading ${#images[@]} images into the node's containerd"
 docker rm -f polykube-kind-node-build >/dev/null 2>&1 || true
