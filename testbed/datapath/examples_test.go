@@ -50,7 +50,7 @@ func TestExampleEcho_ServiceEndpointIsGlobalOnPort80(t *testing.T) {
 	g.Expect(se.Spec.WorkloadRef.Name).To(Equal(EchoName))
 	g.Expect(se.Spec.Ports).To(Equal([]polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: EchoPort}}))
 	g.Expect(se.Spec.Affinity).To(Equal(polykubev1alpha1.AffinityNone))
-	g.Expect(ProbeURL(se.Namespace, se.Name)).To(Equal("http://echo.polykube-demo.svc.cluster.local/"))
+	g.Expect(ProbeURL(se.Namespace, se.Name)).To(Equal("http://echo.polykube-demo.svc.cluster.local./"))
 
 	var ns corev1.Namespace
 	readExample(t, "namespace.yaml", &ns)

@@ -50,9 +50,13 @@ func EchoTemplate(image string) corev1.PodTemplateSpec {
 	}
 }
 
-// ProbeURL is the URL a client in any cluster calls to reach the global Service.
+// ProbeURL is the URL a client in any cluster calls to reach the global Service. The name is
+// absolute (a trailing dot), so the pod's DNS search list is not tried first: on a kind cluster
+// here, every call to the relative name was answered with HTTP 404 by something other than the
+// Service's pods (a search-list candidate resolved by the host's DNS), while every call to the
+// absolute one reached them.
 func ProbeURL(namespace, service string) string {
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local/", service, namespace)
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local./", service, namespace)
 }
 
 // ProbeJob is a Job that calls the Service n times from the cluster it runs in and prints

@@ -67,7 +67,7 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 		return err
 	})
 	g.Expect(call).To(ContainSubstring("run in kind-beta, then read its pod's log:"))
-	g.Expect(call).To(MatchRegexp(`- --url\n.*- http://echo\.scn-1234\.svc\.cluster\.local/\n.*- --count\n.*- "60"\n`))
+	g.Expect(call).To(MatchRegexp(`- --url\n.*- http://echo\.scn-1234\.svc\.cluster\.local\./\n.*- --count\n.*- "60"\n`))
 	g.Expect(call).To(ContainSubstring("namespace: scn-1234"))
 
 	tmpl := d.EchoTemplate()
