@@ -3,6 +3,7 @@ package toolchain
 import (
 	"bytes"
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,6 +69,9 @@ func (tc *Toolchain) buildFromModule(ctx context.Context, t *Tool, out string) e
 		return fail("parse "+dl.GoMod, err)
 	}
 
+	if err := writeShims(work, t.shims); err != nil {
+		return fail("write the shims", err)
+	}
 	gomod := scratchGoMod(t, upstream)
 	fmt.Fprintf(logFile, "### go.mod\n%s\n", gomod)
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644); err != nil {
@@ -75,7 +79,11 @@ func (tc *Toolchain) buildFromModule(ctx context.Context, t *Tool, out string) e
 	}
 	ldflags := strings.Join(append([]string{"-s", "-w"}, t.ldflags...), " ")
 	env := []string{"CGO_ENABLED=0", "GOFLAGS=" + withModMod(goEnv("GOFLAGS"))}
-	if _, err := runGo(ctx, work, env, logFile, "build", "-trimpath", "-ldflags="+ldflags, "-o", out, t.Package); err != nil {
+	args := []string{"build", "-trimpath", "-ldflags=" + ldflags}
+	if len(t.tags) > 0 {
+		args = append(args, "-tags="+strings.Join(t.tags, ","))
+	}
+	if _, err := runGo(ctx, work, env, logFile, append(args, "-o", out, t.Package)...); err != nil {
 		return fail("go build "+t.Package, err)
 	}
 	return nil
@@ -122,7 +130,11 @@ func scratchGoMod(t *Tool, up goMod) string {
 				delete(replaces, old)
 			}
 		}
-		replaces[path] = path + " " + v
+		if strings.HasPrefix(v, "./") {
+			replaces[path] = v
+		} else {
+			replaces[path] = path + " " + v
+		}
 	}
 	if len(replaces) > 0 {
 		olds := make([]string, 0, len(replaces))
@@ -137,6 +149,37 @@ func scratchGoMod(t *Tool, up goMod) string {
 		b.WriteString(")\n")
 	}
 	return b.String()
+}
+
+// shimFiles are stand-ins for modules the module proxy refuses (see Tool.shims). Their files
+// carry a .txt suffix: a go.mod would make the directory a module of its own, which go:embed
+// cannot include.
+//
+//go:embed shims
+var shimFiles embed.FS
+
+// writeShims writes the tool's shims into the build module's directory as ./shims/<dir>.
+func writeShims(work string, shims map[string]string) error {
+	for _, dir := range shims {
+		entries, err := shimFiles.ReadDir("shims/" + dir)
+		if err != nil {
+			return fmt.Errorf("shim %s: %w", dir, err)
+		}
+		dest := filepath.Join(work, "shims", dir)
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			data, err := shimFiles.ReadFile("shims/" + dir + "/" + e.Name())
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dest, strings.TrimSuffix(e.Name(), ".txt")), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runGo runs the go command in dir with extra environment, writing the command line and

@@ -32,10 +32,17 @@ type Tool struct {
 	// localReplace gives the version to use for a module the upstream go.mod replaces with a
 	// local directory ("" drops the replace; the upstream require must then be valid).
 	localReplace func(oldPath string) string
-	// replace adds replace directives (module path -> version) to the build module.
+	// replace adds replace directives (module path -> version, or ./dir of a shim) to the
+	// build module.
 	replace map[string]string
+	// shims are stand-ins for modules the module proxy refuses: module path -> directory of
+	// the embedded shims (shims/<dir>, files with a .txt suffix), written into the build
+	// module as ./shims/<dir> and used through replace.
+	shims map[string]string
 	// ldflags are passed to go build after -s -w.
 	ldflags []string
+	// tags are go build tags.
+	tags []string
 	// url returns the upstream download URL for goos/goarch and, for an archive, the path of
 	// the binary inside it. nil means upstream publishes no binary.
 	url func(goos, goarch string) (url, member string)

@@ -30,6 +30,12 @@ const (
 	// k8s.io/kubernetes/cmd/kubeadm/app/constants), built from github.com/coredns/coredns for
 	// the datapath tier's node image.
 	CoreDNSVersion = "v1.14.2"
+	// CiliumVersion is the Cilium of the datapath tier, built from github.com/cilium/cilium
+	// (its module has the BPF sources and the Helm chart too).
+	CiliumVersion = "v1.20.2"
+	// CiliumGoBGPVersion replaces the pseudo-version of github.com/osrg/gobgp/v4 that Cilium
+	// pins and the module proxy refuses; BGP stays off on the datapath tier.
+	CiliumGoBGPVersion = "v4.7.0"
 	// TofuVersion is the version of OpenTofu, built from github.com/opentofu/opentofu.
 	TofuVersion = "v1.12.6"
 )
@@ -51,6 +57,11 @@ const (
 	Kubectl   = "kubectl"
 	KubeProxy = "kube-proxy"
 	CoreDNS   = "coredns"
+	// Cilium's binaries, for the datapath tier's Cilium images.
+	CiliumAgent          = "cilium-agent"
+	CiliumOperator       = "cilium-operator-generic"
+	ClusterMeshAPIServer = "clustermesh-apiserver"
+	CiliumCNI            = "cilium-cni"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -62,8 +73,10 @@ var groups = []group{
 	// Everything a kind node image holds of Kubernetes: the control plane and etcd it runs as
 	// static pods, and the node's own binaries.
 	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
+	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
+		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS,
+		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI}},
 }
 
 // pinnedTools returns the tool definitions for the pinned versions.
@@ -123,6 +136,24 @@ func pinnedTools() []*Tool {
 			// Flux publishes the controllers only as container images: no download URL.
 		}
 	}
+	cilium := func(name, pkg string, tags ...string) *Tool {
+		const module = "github.com/cilium/cilium"
+		return &Tool{
+			Name: name, Version: CiliumVersion,
+			Module: module, Package: module + "/" + pkg,
+			// Not every binary has a version flag: --help proves it runs, and the version is
+			// read from the Go build information.
+			probeArgs: []string{"--help"}, versionModule: module,
+			replace: map[string]string{
+				"github.com/osrg/gobgp/v4":        CiliumGoBGPVersion,
+				"sigs.k8s.io/mcs-api/controllers": "./shims/mcs-api-controllers",
+			},
+			shims:   map[string]string{"sigs.k8s.io/mcs-api/controllers": "mcs-api-controllers"},
+			ldflags: []string{"-X", module + "/pkg/version.ciliumVersion=" + strings.TrimPrefix(CiliumVersion, "v")},
+			tags:    tags,
+			// Cilium publishes images, not binaries: no download.
+		}
+	}
 	return []*Tool{
 		{
 			Name: Etcd, Version: EtcdVersion,
@@ -153,6 +184,10 @@ func pinnedTools() []*Tool {
 		kube(Kubeadm, "version", "-o", "short"),
 		kube(Kubectl, "version", "--client"),
 		kube(KubeProxy),
+		cilium(CiliumAgent, "daemon"),
+		cilium(CiliumOperator, "operator", "ipam_provider_operator"),
+		cilium(ClusterMeshAPIServer, "clustermesh-apiserver"),
+		cilium(CiliumCNI, "plugins/cilium-cni"),
 		{
 			Name: CoreDNS, Version: CoreDNSVersion,
 			Module: "github.com/coredns/coredns", Package: "github.com/coredns/coredns",
