@@ -23,7 +23,7 @@
 # (the CNI); see docs/datapath.md.
 #
 # Needs root and Docker able to run --privileged containers (make host-docker). The root
-# filesystem is cached in ${XDG_CACHE_HOME:-~/.cache}/polykube/images/, so a second run takes
+# filesystem is cached in ${POLYKUBE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/polykube}/images/, so a second run takes
 # seconds; remove that directory to start again.
 set -euo pipefail
 
@@ -43,7 +43,8 @@ kind_dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kind)
 [[ -d $kind_dir ]] || { go mod download sigs.k8s.io/kind; kind_dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kind); }
 files=$kind_dir/images/base/files
 tag=polykube.local/kind-node:$k8s
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/polykube/images/kind-node-$k8s-kind-$kind_version
+# The same cache as the toolchain (internal/toolchain.DefaultCacheDir).
+cache=${POLYKUBE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/polykube}/images/kind-node-$k8s-kind-$kind_version
 mkdir -p "$cache"
 exec 9>"$cache.lock"
 flock 9 || die "another build holds $cache.lock"
