@@ -62,6 +62,14 @@ const (
 	CiliumOperator       = "cilium-operator-generic"
 	ClusterMeshAPIServer = "clustermesh-apiserver"
 	CiliumCNI            = "cilium-cni"
+	// The agent image's helpers: the CLI its probes and init containers call, the health
+	// checker and its responder, and the two tools the init containers run in the host's
+	// namespaces (mount the cgroup2 and BPF file systems, fix sysctls).
+	CiliumDbg             = "cilium-dbg"
+	CiliumHealth          = "cilium-health"
+	CiliumHealthResponder = "cilium-health-responder"
+	CiliumMount           = "cilium-mount"
+	CiliumSysctlfix       = "cilium-sysctlfix"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -73,10 +81,12 @@ var groups = []group{
 	// Everything a kind node image holds of Kubernetes: the control plane and etcd it runs as
 	// static pods, and the node's own binaries.
 	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
-	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI}},
+	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
+		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
 		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS,
-		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI}},
+		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
+		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
 
 // pinnedTools returns the tool definitions for the pinned versions.
@@ -188,6 +198,11 @@ func pinnedTools() []*Tool {
 		cilium(CiliumOperator, "operator", "ipam_provider_operator"),
 		cilium(ClusterMeshAPIServer, "clustermesh-apiserver"),
 		cilium(CiliumCNI, "plugins/cilium-cni"),
+		cilium(CiliumDbg, "cilium-dbg"),
+		cilium(CiliumHealth, "cilium-health"),
+		cilium(CiliumHealthResponder, "cilium-health/responder"),
+		cilium(CiliumMount, "tools/mount"),
+		cilium(CiliumSysctlfix, "tools/sysctlfix"),
 		{
 			Name: CoreDNS, Version: CoreDNSVersion,
 			Module: "github.com/coredns/coredns", Package: "github.com/coredns/coredns",
