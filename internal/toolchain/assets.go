@@ -141,3 +141,79 @@ func FluxCRDs(ctx context.Context) (string, error) {
 	}
 	return tc.FluxCRDs(ctx)
 }
+
+// CiliumChartPath is where the Helm chart lies inside the github.com/cilium/cilium module.
+const CiliumChartPath = "install/kubernetes/cilium"
+
+// CiliumChart returns a directory holding Cilium's Helm chart at the pinned CiliumVersion,
+// copied from install/kubernetes/cilium of the module source (downloaded through the Go module
+// proxy on first use), so that installing Cilium needs neither the cilium CLI nor a chart
+// repository.
+func (tc *Toolchain) CiliumChart(ctx context.Context) (string, error) {
+	return tc.moduleTree(ctx, "cilium-chart", "github.com/cilium/cilium", CiliumVersion, CiliumChartPath)
+}
+
+// CiliumChart returns the pinned Cilium Helm chart from the default cache.
+func CiliumChart(ctx context.Context) (string, error) {
+	tc, err := defaultToolchain()
+	if err != nil {
+		return "", err
+	}
+	return tc.CiliumChart(ctx)
+}
+
+// moduleTree copies the directory sub of module@version into the cache, once, and returns the
+// copy. The copy is made in a temporary directory and renamed, so a reader never sees half of it.
+func (tc *Toolchain) moduleTree(ctx context.Context, name, module, version, sub string) (string, error) {
+	dir := filepath.Join(tc.dir, name, version)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	unlock, err := lockFile(ctx, filepath.Join(tc.dir, ".lock-"+name), tc.log)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	var stderr strings.Builder
+	out, err := runGo(ctx, tc.dir, nil, &stderr, "mod", "download", "-json", module+"@"+version)
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("%s: go mod download %s@%s: %v %s\n%s(is the Go module proxy GOPROXY=%s reachable?)",
+			name, module, version, err, m.Error, lastLines(stderr.String(), 10), goEnv("GOPROXY"))
+	}
+	src := filepath.Join(m.Dir, filepath.FromSlash(sub))
+	if _, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("%s: %s@%s has no %s: %w", name, module, version, sub, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	// The module cache is read-only; the copy is not, so that the cache can be removed.
+	if err := os.CopyFS(tmp, os.DirFS(src)); err != nil {
+		return "", fmt.Errorf("%s: copy %s: %w", name, src, err)
+	}
+	if err := filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(p, mode)
+	}); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}

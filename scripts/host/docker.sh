@@ -158,3 +158,19 @@ docker run -d --rm --privileged --name "$name" "$image" sleep 30 >/dev/null
 trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
 docker exec "$name" /bin/busybox true || die "docker exec into a --privileged container failed"
 say "checked: a --privileged container mounts a tmpfs and docker exec works; this host can run kind nodes"
+
+# 5. The inotify limits several kind clusters need (kind's known issues: kubelets fail with
+# "too many open files" at the defaults); raised only where lower, and kept across reboots.
+sysctl_conf=/etc/sysctl.d/60-polykube-kind.conf
+want_watches=524288 want_instances=512
+watches=$(cat /proc/sys/fs/inotify/max_user_watches) instances=$(cat /proc/sys/fs/inotify/max_user_instances)
+if (( watches >= want_watches && instances >= want_instances )); then
+  say "inotify limits are enough for several kind clusters (watches $watches, instances $instances)"
+else
+  (( watches > want_watches )) && want_watches=$watches
+  (( instances > want_instances )) && want_instances=$instances
+  sysctl -q -w fs.inotify.max_user_watches=$want_watches fs.inotify.max_user_instances=$want_instances ||
+    die "could not raise the inotify limits (sysctl fs.inotify.max_user_watches=$want_watches fs.inotify.max_user_instances=$want_instances)"
+  printf 'fs.inotify.max_user_watches = %s\nfs.inotify.max_user_instances = %s\n' "$want_watches" "$want_instances" >"$sysctl_conf"
+  say "raised the inotify limits for several kind clusters (watches $watches → $want_watches, instances $instances → $want_instances; kept in $sysctl_conf)"
+fi

@@ -122,19 +122,19 @@ func (e *Env) Member(name string) (Member, error) {
 
 // The datapath tier's own waits, beside topology.DefaultWaits.
 const (
-	WaitMeshReady = "mesh-ready" // cilium clustermesh status --wait (its --wait-duration)
-	WaitCiliumCA  = "cilium-ca"  // the first cluster's Cilium install creates its CA Secret
-	WaitRollout   = "rollout"    // the operator and echo Deployments become available
-	WaitProbe     = "probe"      // a routing probe Job finishes
+	WaitMeshReady   = "mesh-ready"   // every agent reports every remote cluster ready
+	WaitCiliumReady = "cilium-ready" // Cilium's agents and operator ready, nodes Ready, CoreDNS up
+	WaitRollout     = "rollout"      // the operator and echo Deployments become available
+	WaitProbe       = "probe"        // a routing probe Job finishes
 )
 
 // Waits are the defaults of the datapath tier's waits: real clusters pull images and start
 // eBPF datapaths, which takes minutes, not seconds.
 var Waits = map[string]topology.Wait{
-	WaitMeshReady: {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 5 * time.Second}},
-	WaitCiliumCA:  {Timeout: topology.Duration{Duration: 5 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
-	WaitRollout:   {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
-	WaitProbe:     {Timeout: topology.Duration{Duration: 5 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
+	WaitMeshReady:   {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 5 * time.Second}},
+	WaitCiliumReady: {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
+	WaitRollout:     {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
+	WaitProbe:       {Timeout: topology.Duration{Duration: 5 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
 }
 
 // wait returns a wait of the datapath tier (Waits) or of the topology.

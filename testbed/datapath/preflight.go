@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -227,3 +228,44 @@ func firstLine(err error, out []byte) string {
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+// capabilityBits are the capabilities the test bed asks for by name (Cilium's chart), with
+// their numbers in the kernel's capability sets (linux/capability.h).
+var capabilityBits = map[string]uint{
+	"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3, "KILL": 5, "SETGID": 6, "SETUID": 7, "NET_ADMIN": 12,
+	"NET_RAW": 13, "IPC_LOCK": 14, "SYS_MODULE": 16, "SYS_CHROOT": 18, "SYS_PTRACE": 19, "SYS_ADMIN": 21,
+	"SYS_RESOURCE": 24, "SYSLOG": 34,
+}
+
+// MissingCapabilities are the capabilities of capabilityBits that this process's bounding set
+// (CapBnd in /proc/self/status) lacks: containers on this host cannot have them, privileged or
+// not. On most machines none; on this project's CI VMs, SYS_RESOURCE.
+func MissingCapabilities() []string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil
+	}
+	return missingCapabilities(string(data))
+}
+
+func missingCapabilities(status string) []string {
+	for _, line := range strings.Split(status, "\n") {
+		hex, ok := strings.CutPrefix(line, "CapBnd:")
+		if !ok {
+			continue
+		}
+		bnd, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for name, bit := range capabilityBits {
+			if bnd&(1<<bit) == 0 {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return nil
+}

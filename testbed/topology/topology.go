@@ -43,6 +43,12 @@ const (
 // Providers lists the test-bed providers a topology may name.
 var Providers = []string{ProviderKwok, ProviderExisting, ProviderKind, ProviderK0s}
 
+// The image sources of the datapath tier (Topology.Images).
+const (
+	ImagesUpstream = "upstream"
+	ImagesLocal    = "local"
+)
+
 // Addons lists the add-ons in install order.
 var Addons = []string{AddonGit, AddonFlux, AddonOperator}
 
@@ -71,6 +77,11 @@ type Topology struct {
 	Addons []string `json:"addons,omitempty"`
 	// Flux configures the Flux add-on.
 	Flux FluxOptions `json:"flux,omitempty"`
+	// Images says where the datapath tier's images come from: "upstream" (the default: the
+	// nodes pull kindest/node's, quay.io's Cilium and ghcr.io's Flux images) or "local" (only
+	// images built on this machine by `polykube-testbed images build`; nothing is pulled).
+	// The kwok provider runs no images and ignores it.
+	Images string `json:"images,omitempty"`
 	// Waits override how long (and how often) the test bed waits for each condition; keys
 	// are the names in DefaultWaits.
 	Waits map[string]Wait `json:"waits,omitempty"`
@@ -243,6 +254,9 @@ func (t *Topology) Validate() error {
 	}
 	if len(t.Clusters) == 0 {
 		add("clusters: at least one cluster is required")
+	}
+	if !slices.Contains([]string{"", ImagesUpstream, ImagesLocal}, t.Images) {
+		add("images: %q is not an image source; use %s or %s", t.Images, ImagesUpstream, ImagesLocal)
 	}
 
 	seen := map[string]bool{}

@@ -34,6 +34,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 		newToolsCmd(),
+		newImagesCmd(),
 	)
 	root.AddCommand(testbedCommands()...)
 	tier.Extend(root) // the datapath tier: up/down/demo/logs/fault/git commit --provider kind|k0s, --dry-run

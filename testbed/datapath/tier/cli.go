@@ -73,6 +73,7 @@ func addDatapathFlags(c *cobra.Command) {
 	c.Flags().Bool("dry-run", false, "datapath tier: print every action and external command instead of running them")
 	c.Flags().String("k0s-hosts", "", "datapath tier, k0s: a hosts file; installs k0s on those SSH hosts with k0sctl instead of in Docker")
 	c.Flags().String("git-listen", "", "datapath tier, k0s on SSH hosts: host:port of this machine, reachable from the hosts, for the Git server")
+	c.Flags().String("images", "", "datapath tier: upstream (pulled by the nodes) or local (built here by `polykube-testbed images build`; nothing pulled); default: the topology's images, else upstream")
 }
 
 // options builds the datapath run options from the command's flags.
@@ -116,6 +117,7 @@ func options(cmd *cobra.Command, top *topology.Topology, prov string) (Options, 
 		GitListen:  flagString(cmd, "git-listen"),
 		SelfBinary: self,
 		Retain:     flagBool(cmd, "retain"),
+		Images:     flagString(cmd, "images"),
 	}, nil
 }
 

@@ -7,8 +7,41 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 )
+
+// ciliumStatus asks every Cilium agent of a member for its status (cilium-dbg status --verbose,
+// ClusterMesh included) and writes the answers to file: no cilium CLI needed.
+func (b *Bed) ciliumStatus(ctx context.Context, m datapath.Member, file string) error {
+	if !b.env.Runner.Note("write cilium-dbg status --verbose of every agent in %s to %s", m.Context, file) {
+		return nil
+	}
+	cl, err := b.env.Client(m)
+	if err != nil {
+		return err
+	}
+	var pods corev1.PodList
+	if err := cl.List(ctx, &pods, client.InNamespace(datapath.CiliumNamespace), client.MatchingLabels{datapath.CiliumAgentPodLabel: datapath.CiliumAgentPodLabelV}); err != nil {
+		return fmt.Errorf("list Cilium agents in %s: %w", m.Name, err)
+	}
+	var out []byte
+	for _, p := range pods.Items {
+		got, err := datapath.Exec(ctx, m, datapath.CiliumNamespace, p.Name, "cilium-agent", "cilium-dbg", "status", "--verbose")
+		out = append(out, fmt.Sprintf("=== %s\n", p.Name)...)
+		out = append(out, got...)
+		if err != nil {
+			out = append(out, []byte("\n"+err.Error()+"\n")...)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, out, 0o644)
+}
 
 // logCollector is implemented by providers that can export their nodes' logs (kind).
 type logCollector interface {
@@ -46,8 +79,7 @@ func (b *Bed) Diagnose(ctx context.Context, dir string) error {
 		withKC := func(path string, args ...string) execx.Cmd {
 			return execx.Cmd{Path: path, Args: args, Env: []string{e.KubeconfigEnv()}}
 		}
-		capture(filepath.Join(cdir, "cilium-status.txt"), withKC("cilium", "status", "--context", m.Context))
-		capture(filepath.Join(cdir, "clustermesh-status.txt"), withKC("cilium", "clustermesh", "status", "--context", m.Context))
+		keep(b.ciliumStatus(ctx, m, filepath.Join(cdir, "cilium-status.txt")))
 		capture(filepath.Join(cdir, "flux-get-all.txt"), withKC("flux", "get", "all", "--all-namespaces", "--context", m.Context))
 		capture(filepath.Join(cdir, "flux-logs.txt"), withKC("flux", "logs", "--all-namespaces", "--context", m.Context))
 		capture(filepath.Join(cdir, "flux-events.txt"), withKC("flux", "events", "--all-namespaces", "--context", m.Context))

@@ -76,6 +76,8 @@ type Options struct {
 	SelfBinary string
 	// Retain keeps what was created when Up fails.
 	Retain bool
+	// Images overrides the topology's image source (datapath.ImagesLocal or ImagesUpstream).
+	Images string
 	// Runner overrides the runner (tests); nil means execx.Exec or, with DryRun, execx.DryRun.
 	Runner execx.Runner
 }
@@ -99,6 +101,7 @@ type Bed struct {
 	prov  Provider
 	env   *datapath.Env
 	procs proc.Dir
+	host  host
 
 	// opConfigs are the operator configurations OperatorConfig issued, per cluster.
 	opMu      sync.Mutex
@@ -110,6 +113,8 @@ var DryRunAnswers = map[string]string{
 	"docker network inspect kind ":          "172.18.0.1 fc00:f853:ccd:e793::1 ",
 	"docker network inspect " + k0s.Network: "172.19.0.1 ",
 	"docker port k0s-":                      "127.0.0.1:<port>\n",
+	// A dry run plans for a cgroup v2 host; a real run asks Docker.
+	"docker info --format {{.CgroupVersion}}": "2\n",
 }
 
 // Open prepares a run: it reads the run's recorded state if there is one, and builds the
@@ -153,15 +158,23 @@ func Open(opts Options) (*Bed, error) {
 	if opts.Provider != "" {
 		top.Provider = opts.Provider
 	}
+	if opts.Images != "" {
+		top.Images = opts.Images
+	}
 	if err := top.Validate(); err != nil {
 		return nil, err
 	}
 	st.Topology = &top
 	b := &Bed{opts: opts, state: st, procs: proc.Dir(filepath.Join(opts.Dir, "procs"))}
 	popts := provider.Options{Dir: filepath.Join(opts.Dir, "clusters"), Topology: st.Topology, Log: opts.Out}
+	b.host = hostFacts(opts.Runner)
 	switch top.Provider {
 	case topology.ProviderKind:
-		b.prov = kind.New(popts, kind.Options{Runner: opts.Runner})
+		ko := kind.Options{Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement()}
+		if top.Images == datapath.ImagesLocal {
+			ko.NodeImage = datapath.LocalNodeImage()
+		}
+		b.prov = kind.New(popts, ko)
 	case topology.ProviderK0s:
 		ko := k0s.Options{Runner: opts.Runner}
 		if st.K0sHosts != "" {
@@ -230,7 +243,12 @@ func (b *Bed) saveState() error {
 
 // requirements are what the host needs for this run.
 func (b *Bed) requirements() datapath.Requirements {
-	req := datapath.Requirements{Tools: []datapath.Tool{datapath.CiliumCLI, datapath.FluxCLI}}
+	// Cilium is installed with the Helm SDK: no cilium CLI. Flux is still installed with the
+	// flux CLI (`flux install`), and only when the topology lists it.
+	req := datapath.Requirements{}
+	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+		req.Tools = append(req.Tools, datapath.FluxCLI)
+	}
 	// Docker builds the image either way; it also runs the nodes unless k0s is on SSH hosts.
 	req.Docker = true
 	if b.prov.DockerNetwork() != "" {
@@ -251,34 +269,29 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 		if err == nil || b.opts.DryRun {
 			return
 		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		// The diagnostics first: once the clusters are deleted there is nothing to read, and CI
+		// artifacts would be empty.
+		diag := filepath.Join(b.diagnosticsRoot(), "up-failed-"+time.Now().Format("20060102-150405"))
+		if derr := b.Diagnose(dctx, diag); derr != nil {
+			fmt.Fprintf(b.opts.Out, "Diagnostics of the failure (partly: %v) in %s\n", derr, diag)
+		} else {
+			fmt.Fprintf(b.opts.Out, "Diagnostics of the failure in %s\n", diag)
+		}
 		if b.opts.Retain {
 			fmt.Fprintf(b.opts.Out, "Keeping what was created for debugging (--retain); remove it with `polykube-testbed down --provider %s`.\n", top.Provider)
 			return
 		}
 		fmt.Fprintln(b.opts.Out, "Up failed; deleting what it created (use --retain to keep it).")
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-		defer cancel()
 		if derr := b.Down(dctx); derr != nil {
 			err = errors.Join(err, fmt.Errorf("clean up after the failure: %w", derr))
 		}
 	}()
-	steps := []struct {
-		what string
-		fn   func() error
-	}{
-		{"Checking the host", func() error { return b.preflight(ctx) }},
-		{fmt.Sprintf("Creating %d %s clusters", len(top.Clusters), top.Provider), func() error { return b.createClusters(ctx) }},
-		{"Building the Polykube image " + datapath.Image, func() error {
-			return datapath.BuildImage(ctx, e, b.opts.SourceDir, b.imageArchive())
-		}},
-		{"Loading the image into every node", func() error { return datapath.LoadImage(ctx, e, b.prov, b.imageArchive()) }},
-		{"Installing Cilium " + datapath.CiliumVersion, func() error { return datapath.InstallCilium(ctx, e) }},
-		{"Connecting Cilium ClusterMesh", func() error { return datapath.ConnectClusterMesh(ctx, e) }},
-		{"Starting the Git server", func() error { return b.upGit(ctx) }},
-		{"Installing Flux", func() error { return b.upFlux(ctx) }},
-		{"Waiting for the operators", func() error { return b.waitOperators(ctx) }},
-	}
-	for _, s := range steps {
+	for _, s := range b.actions(ctx) {
+		if s.skip {
+			continue
+		}
 		if err := e.Step(s.what, s.fn); err != nil {
 			return err
 		}
@@ -286,7 +299,178 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 	return b.saveState()
 }
 
+// action is one step of bring-up, announced on a status line; skip leaves it out (an add-on
+// the topology does not list).
+type action struct {
+	what string
+	fn   func() error
+	skip bool
+}
+
+// actions are the steps of Up, in order, as kind's create pipeline is a list of actions: the
+// clusters, the images in their nodes, the CNI and its checks, then the add-ons the topology
+// lists (git, flux, operator).
+func (b *Bed) actions(ctx context.Context) []action {
+	e := b.env
+	top := b.state.Topology
+	has := func(a string) bool { return slices.Contains(top.Addons, a) }
+	local := top.Images == datapath.ImagesLocal
+	images := "upstream images"
+	if local {
+		images = "images built here"
+	}
+	return []action{
+		{what: "Checking the host", fn: func() error { return b.preflight(ctx) }},
+		{what: fmt.Sprintf("Creating %d %s clusters (%s)", len(top.Clusters), top.Provider, images), fn: func() error { return b.createClusters(ctx) }},
+		{what: "Building the Polykube image " + datapath.Image, fn: func() error { return b.buildImage(ctx) }},
+		{what: "Loading images into every node", fn: func() error { return b.loadImages(ctx) }},
+		{what: "Installing Cilium " + datapath.CiliumVersion + " with Helm", fn: func() error {
+			opts, err := b.ciliumOptions(ctx)
+			if err != nil {
+				return err
+			}
+			return datapath.InstallCilium(ctx, e, opts)
+		}},
+		{what: "Waiting for Cilium, the nodes and CoreDNS", fn: func() error { return datapath.WaitCilium(ctx, e) }},
+		{what: "Checking pod-to-Service traffic in every cluster", fn: func() error { return datapath.CheckServices(ctx, e) }},
+		{what: "Waiting for Cilium ClusterMesh", fn: func() error { return datapath.MeshStatus(ctx, e) }, skip: len(e.Members) < 2},
+		{what: "Checking that nothing was pulled", fn: func() error { return b.checkNothingPulled(ctx) }, skip: !local},
+		{what: "Starting the Git server", fn: func() error { return b.upGit(ctx) }, skip: !has(topology.AddonGit)},
+		{what: "Installing Flux", fn: func() error { return b.upFlux(ctx) }, skip: !has(topology.AddonFlux)},
+		{what: "Waiting for the operators", fn: func() error { return b.waitOperators(ctx) }, skip: !has(topology.AddonOperator)},
+		{what: "Recording the run", fn: b.saveState},
+	}
+}
+
+// diagnosticsRoot is where a failed run leaves its diagnostics: $ARTIFACTS (CI) when set, else
+// beside the run's directory (which Down removes).
+func (b *Bed) diagnosticsRoot() string {
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return filepath.Join(a, "datapath")
+	}
+	return filepath.Dir(b.opts.Dir)
+}
+
 func (b *Bed) imageArchive() string { return filepath.Join(b.opts.Dir, "polykube-image.tar") }
+
+// buildImage builds the Polykube image: from the Dockerfile with upstream images (it pulls a Go
+// base image), from binaries compiled here with local ones.
+func (b *Bed) buildImage(ctx context.Context) error {
+	if b.state.Topology.Images == datapath.ImagesLocal {
+		return datapath.BuildPolykubeImage(ctx, b.env.Runner, b.opts.SourceDir)
+	}
+	return datapath.BuildImage(ctx, b.env, b.opts.SourceDir, b.imageArchive())
+}
+
+// loadImages loads the Polykube image (and, with local images, Cilium's) into every node, as
+// `kind load docker-image` does: one archive, imported into each node's containerd.
+func (b *Bed) loadImages(ctx context.Context) error {
+	refs := []string{datapath.Image}
+	if b.state.Topology.Images == datapath.ImagesLocal {
+		refs = append(refs, datapath.LocalCiliumImages().List()...)
+	}
+	archive := b.imageArchive()
+	if _, err := b.env.Runner.Run(ctx, execx.Command("docker", append([]string{"save", "--output", archive}, refs...)...)); err != nil {
+		return fmt.Errorf("save %s: %w", strings.Join(refs, ", "), err)
+	}
+	defer os.Remove(archive)
+	return datapath.LoadImage(ctx, b.env, b.prov, archive)
+}
+
+// ciliumOptions are each member's Cilium options: the images, kube-proxy replacement where the
+// host allows it, the capabilities the host cannot grant, one CA for the mesh and every other
+// member as a peer.
+func (b *Bed) ciliumOptions(ctx context.Context) (func(datapath.Member) datapath.CiliumOptions, error) {
+	var ca *datapath.CA
+	peers := map[string]datapath.MeshPeer{}
+	if len(b.env.Members) > 1 {
+		if b.env.Runner.DryRun() {
+			ca = &datapath.CA{CertPEM: []byte("<CA>"), KeyPEM: []byte("<key>")}
+		} else {
+			var err error
+			if ca, err = datapath.LoadOrCreateCA(filepath.Join(b.opts.Dir, "clustermesh-ca"), "polykube-testbed "+b.state.Topology.Name+" ClusterMesh CA"); err != nil {
+				return nil, fmt.Errorf("the ClusterMesh CA: %w", err)
+			}
+		}
+		for _, m := range b.env.Members {
+			ips := []string{"<" + m.Name + " node address>"}
+			if a, ok := b.prov.(nodeAddresser); ok {
+				got, err := a.NodeAddresses(ctx, m.Name)
+				if err != nil {
+					return nil, err
+				}
+				ips = got
+			}
+			peers[m.Name] = datapath.MeshPeer{Name: m.Name, IPs: ips, Port: datapath.ClusterMeshNodePort(m)}
+		}
+	}
+	images := datapath.CiliumImages{}
+	if b.state.Topology.Images == datapath.ImagesLocal {
+		images = datapath.LocalCiliumImages()
+	}
+	return func(m datapath.Member) datapath.CiliumOptions {
+		o := datapath.CiliumOptions{Images: images, KubeProxyReplacement: b.kubeProxyReplacement(),
+			MissingCapabilities: b.host.missingCaps, CA: ca}
+		for _, p := range b.env.Members {
+			if p.Name != m.Name {
+				o.Peers = append(o.Peers, peers[p.Name])
+			}
+		}
+		return o
+	}, nil
+}
+
+// nodeAddresser is implemented by providers whose nodes other clusters reach on a shared
+// network (kind): the addresses of a cluster's clustermesh-apiserver NodePort.
+type nodeAddresser interface {
+	NodeAddresses(ctx context.Context, cluster string) ([]string, error)
+}
+
+// kubeProxyReplacement: Cilium replaces kube-proxy only on a cgroup v2 host; its socket load
+// balancing needs cgroup v2 and a cgroup namespace per node (Cilium's kind guide).
+func (b *Bed) kubeProxyReplacement() bool { return !b.host.cgroupV1 }
+
+// checkNothingPulled fails when any kubelet reported pulling an image: with local images every
+// image must have been in the node already.
+func (b *Bed) checkNothingPulled(ctx context.Context) error {
+	if !b.env.Runner.Note("list the Events of every cluster and fail on any \"Pulling\" (kubelet pulls an image)") {
+		return nil
+	}
+	pulled, err := datapath.PulledImages(ctx, b.env)
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, m := range b.env.Members {
+		for _, p := range pulled[m.Name] {
+			lines = append(lines, m.Name+": "+p)
+		}
+	}
+	if len(lines) > 0 {
+		return fmt.Errorf("with local images nothing may be pulled, but kubelet pulled:\n  %s", strings.Join(lines, "\n  "))
+	}
+	fmt.Fprintf(b.opts.Out, "   no kubelet of %d clusters reported pulling an image\n", len(b.env.Members))
+	return nil
+}
+
+// host is what the datapath tier needs to know of this machine.
+type host struct {
+	// cgroupV1: Docker runs containers on cgroup v1 (or a hybrid hierarchy).
+	cgroupV1 bool
+	// missingCaps are capabilities not in this process's bounding set (so not in the nodes').
+	missingCaps []string
+}
+
+func hostFacts(r execx.Runner) host {
+	var h host
+	if out, err := r.Run(context.Background(), execx.Command("docker", "info", "--format", "{{.CgroupVersion}}")); err == nil {
+		h.cgroupV1 = strings.TrimSpace(string(out)) == "1"
+	}
+	if !r.DryRun() {
+		h.missingCaps = datapath.MissingCapabilities()
+	}
+	return h
+}
 
 func (b *Bed) preflight(ctx context.Context) error {
 	req := b.requirements()
@@ -308,7 +492,26 @@ func (b *Bed) preflight(ctx context.Context) error {
 	}
 	r := datapath.Preflight(ctx, datapath.LocalHost(execx.Exec{}), req)
 	r.Print(b.opts.Out)
-	return r.Err()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if b.state.Topology.Images != datapath.ImagesLocal {
+		return nil
+	}
+	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+		return errors.New("images: local: the Flux controllers' images are not built here yet (docs/known-limitations.md); " +
+			"use `addons: []` in the topology for clusters with Cilium only, or `images: upstream` on a machine that can pull")
+	}
+	missing, err := datapath.MissingLocalImages(ctx)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("images: local, but Docker has no %s: build them with `polykube-testbed images build` (make images; minutes on a first run)",
+			strings.Join(missing, ", "))
+	}
+	fmt.Fprintf(b.opts.Out, "   local images: all %d present in Docker\n", len(datapath.LocalImages()))
+	return nil
 }
 
 func (b *Bed) createClusters(ctx context.Context) error {

@@ -55,8 +55,12 @@ type Options struct {
 	// clusters.
 	Workers int
 	// KubeProxy keeps kube-proxy (iptables); by default it is left out because Cilium runs
-	// with kubeProxyReplacement (see datapath.CiliumSettings).
+	// with kubeProxyReplacement (see datapath.CiliumOptions).
 	KubeProxy bool
+	// CgroupV1 says Docker runs containers on cgroup v1 (or a hybrid hierarchy): kubelet 1.35
+	// and later then refuse to start unless told to accept it (failCgroupV1: false), which a
+	// KubeletConfiguration patch in the kind config does.
+	CgroupV1 bool
 	// Runner runs the docker CLI (stop, start, save) and prints the plan in a dry run;
 	// default execx.Exec.
 	Runner execx.Runner
@@ -149,11 +153,21 @@ func Config(c topology.Cluster, o Options) (*kindv1alpha4.Cluster, error) {
 	if o.KubeProxy {
 		cfg.Networking.KubeProxyMode = kindv1alpha4.IPTablesProxyMode
 	}
+	if o.CgroupV1 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, KubeletCgroupV1Patch)
+	}
 	for range o.Workers {
 		cfg.Nodes = append(cfg.Nodes, kindv1alpha4.Node{Role: kindv1alpha4.WorkerRole, Image: image})
 	}
 	return cfg, nil
 }
+
+// KubeletCgroupV1Patch lets kubelet run on a cgroup v1 host (KEP-5573: from 1.35 kubelet fails
+// on cgroup v1 unless failCgroupV1 is false).
+const KubeletCgroupV1Patch = `kind: KubeletConfiguration
+apiVersion: kubelet.config.k8s.io/v1beta1
+failCgroupV1: false
+`
 
 // MarshalConfig writes a kind configuration as YAML, as `kind create cluster --config` reads it.
 func MarshalConfig(cfg *kindv1alpha4.Cluster) ([]byte, error) { return yaml.Marshal(cfg) }
@@ -407,6 +421,25 @@ func (i infoLogger) Enabled() bool            { return i.on }
 // k8sServicePort).
 func (p *Provider) APIServerEndpoint(name string) (string, int) {
 	return ControlPlane(name), APIServerPort
+}
+
+// NodeAddresses are the IPv4 addresses of a cluster's control-plane container on the kind
+// network: where the other clusters' Cilium agents reach its clustermesh-apiserver NodePort.
+// Docker may give a restarted container another address, so ask again after a Start.
+func (p *Provider) NodeAddresses(ctx context.Context, name string) ([]string, error) {
+	out, err := p.o.Runner.Run(ctx, execx.Command("docker", "inspect", "--format",
+		`{{with index .NetworkSettings.Networks "kind"}}{{.IPAddress}}{{end}}`, ControlPlane(name)))
+	if err != nil {
+		return nil, fmt.Errorf("find the address of %s on the kind network: %w", ControlPlane(name), err)
+	}
+	ip := strings.TrimSpace(string(out))
+	if p.o.Runner.DryRun() && ip == "" {
+		ip = "<" + ControlPlane(name) + " address>"
+	}
+	if ip == "" {
+		return nil, fmt.Errorf("%s has no address on the kind network (is it running? docker start %s)", ControlPlane(name), ControlPlane(name))
+	}
+	return []string{ip}, nil
 }
 
 // DockerNetwork is the Docker network kind puts every node on.

@@ -1,0 +1,178 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The image sources of the datapath tier (topology.Images): ImagesUpstream runs the images
+// as their projects publish them (kindest/node, quay.io's Cilium, ghcr.io's Flux), pulled by the
+// nodes, which is what online users get; ImagesLocal runs only images built on this machine from
+// Go module and Debian sources (`polykube-testbed images build`), with nothing pulled, which is
+// what machines without a registry (these, airgapped users) need.
+const (
+	ImagesUpstream = topology.ImagesUpstream
+	ImagesLocal    = topology.ImagesLocal
+)
+
+// LocalNodeImage is the kind node image scripts/images/kind-node.sh builds.
+func LocalNodeImage() string { return "polykube.local/kind-node:" + toolchain.KubernetesVersion }
+
+// LocalImage is one image the factory builds.
+type LocalImage struct {
+	// Name is the factory's name for it (`images build NAME`).
+	Name string
+	// Refs are the image references it produces.
+	Refs []string
+	// Script is the repository's build recipe for it, relative to the checkout; "" means it is
+	// built in Go (the Polykube image).
+	Script string
+	// What says what it is, for `images list`.
+	What string
+}
+
+// LocalImages are the images of the datapath tier's local mode, in build order.
+func LocalImages() []LocalImage {
+	c := LocalCiliumImages()
+	return []LocalImage{
+		{Name: "kind-node", Refs: []string{LocalNodeImage()}, Script: "scripts/images/kind-node.sh",
+			What: "kind node: Debian bookworm, kind's base files, Kubernetes " + toolchain.KubernetesVersion + " with its control-plane, kube-proxy, CoreDNS and pause images pre-loaded"},
+		{Name: "cilium", Refs: c.List(), Script: "scripts/images/cilium.sh",
+			What: "Cilium " + toolchain.CiliumVersion + ": agent (with clang-19 and the BPF sources), operator-generic, clustermesh-apiserver"},
+		{Name: "polykube", Refs: []string{Image},
+			What: "Polykube: the operator and the routing probe's echo server, FROM scratch"},
+	}
+}
+
+// ImageStatus is whether an image is in the local Docker daemon.
+type ImageStatus struct {
+	Ref     string
+	Present bool
+	Size    int64
+	Created time.Time
+}
+
+// InspectImages asks Docker about each reference.
+func InspectImages(ctx context.Context, refs []string) ([]ImageStatus, error) {
+	out := make([]ImageStatus, len(refs))
+	for i, ref := range refs {
+		out[i].Ref = ref
+		b, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Size}} {{.Created}}", ref).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "No such image") {
+				continue
+			}
+			return nil, fmt.Errorf("docker image inspect %s: %w (is Docker running? make host-docker)", ref, err)
+		}
+		var created string
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d %s", &out[i].Size, &created); err == nil {
+			out[i].Present = true
+			out[i].Created, _ = time.Parse(time.RFC3339Nano, created)
+		}
+	}
+	return out, nil
+}
+
+// MissingLocalImages are the references of LocalImages that Docker does not have.
+func MissingLocalImages(ctx context.Context) ([]string, error) {
+	var refs []string
+	for _, li := range LocalImages() {
+		refs = append(refs, li.Refs...)
+	}
+	st, err := InspectImages(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, s := range st {
+		if !s.Present {
+			missing = append(missing, s.Ref)
+		}
+	}
+	return missing, nil
+}
+
+// BuildLocalImages builds the named local images (all when none is named) from the checkout
+// srcDir, in LocalImages order, each between status lines. The recipes keep their own caches
+// (root file systems, toolchain binaries) under the toolchain's cache directory, so a second
+// build takes seconds.
+func BuildLocalImages(ctx context.Context, srcDir string, out io.Writer, names ...string) error {
+	all := LocalImages()
+	want := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, li := range all {
+			found = found || li.Name == n
+		}
+		if !found {
+			known := make([]string, len(all))
+			for i, li := range all {
+				known[i] = li.Name
+			}
+			return fmt.Errorf("no local image %q: the factory builds %s", n, strings.Join(known, ", "))
+		}
+		want[n] = true
+	}
+	for _, li := range all {
+		if len(want) > 0 && !want[li.Name] {
+			continue
+		}
+		fmt.Fprintf(out, "• building image %s: %s\n", li.Name, li.What)
+		start := time.Now()
+		var err error
+		if li.Script == "" {
+			err = BuildPolykubeImage(ctx, execx.Exec{Log: out}, srcDir)
+		} else {
+			cmd := exec.CommandContext(ctx, filepath.Join(srcDir, li.Script))
+			cmd.Dir, cmd.Stdout, cmd.Stderr = srcDir, out, out
+			err = cmd.Run()
+		}
+		if err != nil {
+			fmt.Fprintf(out, "✗ image %s\n", li.Name)
+			return fmt.Errorf("build image %s: %w", li.Name, err)
+		}
+		fmt.Fprintf(out, "✓ image %s: %s (%s)\n", li.Name, strings.Join(li.Refs, ", "), time.Since(start).Round(time.Second))
+	}
+	return nil
+}
+
+// BuildPolykubeImage builds Image without the Dockerfile's Go base image: the operator and the
+// echo binaries are compiled here (static, as the Dockerfile does) and copied into an image FROM
+// scratch by Docker's classic builder, which pulls nothing.
+func BuildPolykubeImage(ctx context.Context, r execx.Runner, srcDir string) error {
+	dir, err := os.MkdirTemp("", "polykube-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, b := range []struct{ out, pkg string }{{"polykube-operator", "./operator"}, {"polykube-echo", "./testbed/datapath/echo"}} {
+		cmd := execx.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, b.out), b.pkg)
+		cmd.Dir = srcDir
+		cmd.Env = []string{"CGO_ENABLED=0"}
+		if _, err := r.Run(ctx, cmd); err != nil {
+			return fmt.Errorf("build %s: %w", b.pkg, err)
+		}
+	}
+	df := "FROM scratch\nCOPY polykube-operator polykube-echo /\nUSER 65532:65532\nENTRYPOINT [\"/polykube-operator\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+		return err
+	}
+	cmd := execx.Command("docker", "build", "--quiet", "--tag", Image, dir)
+	cmd.Env = []string{"DOCKER_BUILDKIT=0"}
+	if _, err := r.Run(ctx, cmd); err != nil {
+		return fmt.Errorf("build %s: %w", Image, err)
+	}
+	return nil
+}
