@@ -96,15 +96,20 @@ DOCKER_BUILDKIT=0 docker build -q -f "$layer/Dockerfile.polykube" -t "$agent" "$
 docker rmi "$agent-rootfs" >/dev/null 2>&1 || true
 docker run --rm --entrypoint cilium-agent "$agent" --version >/dev/null || die "$agent: cilium-agent --version failed"
 
-scratch() { # tag, then binary:/path pairs; the first is the entrypoint
+scratch() { # tag, then file:/path pairs (the first is the entrypoint) or tar:archive (unpacked at /)
   local tag=$1 dir
   shift
   dir=$(mktemp -d -p "$layer")
   {
     echo "FROM scratch"
-    echo "ENV PATH=/usr/local/bin:/usr/bin:/bin"
+    echo "ENV PATH=/usr/local/bin:/usr/bin:/bin GOPS_CONFIG_DIR=/tmp/gops"
     echo "LABEL io.polykube.image.source=github.com/cilium/cilium@$version"
     for pair in "$@"; do
+      if [[ $pair == tar:* ]]; then
+        cp "${pair#tar:}" "$dir/"
+        echo "ADD $(basename "${pair#tar:}") /"
+        continue
+      fi
       cp "${pair%%:*}" "$dir/$(basename "${pair#*:}")"
       echo "COPY $(basename "${pair#*:}") ${pair#*:}"
     done
@@ -115,7 +120,10 @@ scratch() { # tag, then binary:/path pairs; the first is the entrypoint
 say "image $repo/operator-generic:$version"
 scratch "$repo/operator-generic:$version" "$(bin cilium-operator-generic):/usr/bin/cilium-operator-generic"
 say "image $repo/clustermesh-apiserver:$version (with etcd $(bin etcd | sed 's|.*/etcd/\([^/]*\)/etcd|\1|'))"
-scratch "$repo/clustermesh-apiserver:$version" "$(bin clustermesh-apiserver):/usr/bin/clustermesh-apiserver" "$(bin etcd):/usr/bin/etcd"
+# As Cilium's images/clustermesh-apiserver/Dockerfile: the etcd client configuration the
+# apiserver reads and an empty, world-writable /var/run/cilium.
+scratch "$repo/clustermesh-apiserver:$version" "$(bin clustermesh-apiserver):/usr/bin/clustermesh-apiserver" "$(bin etcd):/usr/bin/etcd" \
+  "$module/clustermesh-apiserver/etcd-config.yaml:/var/lib/cilium/etcd-config.yaml" "tar:$module/images/clustermesh-apiserver/var-run-cilium.tar"
 
 docker image inspect -f '{{index .RepoTags 0}} {{.Size}}' "$agent" "$repo/operator-generic:$version" "$repo/clustermesh-apiserver:$version" |
   awk '{printf "• built %s (%d MB)\n", $1, $2/1e6}'

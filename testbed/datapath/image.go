@@ -3,8 +3,9 @@ package datapath
 import (
 	"context"
 	"fmt"
-	"github.com/polykube/polykube/testbed/internal/execx"
 	"path/filepath"
+
+	"github.com/polykube/polykube/testbed/internal/execx"
 )
 
 // Image is the image the test bed builds from the repository's Dockerfile and loads into
@@ -18,14 +19,11 @@ type ImageLoader interface {
 	LoadImageArchive(ctx context.Context, cluster, archive string) error
 }
 
-// BuildImage builds Image from the Dockerfile at the root of the checkout srcDir and saves
-// it as an archive.
-func BuildImage(ctx context.Context, e *Env, srcDir, archive string) error {
+// BuildImage builds Image from the Dockerfile at the root of the checkout srcDir (the load
+// step saves it, with any other image the nodes need, into one archive).
+func BuildImage(ctx context.Context, e *Env, srcDir string) error {
 	if _, err := e.Runner.Run(ctx, execx.Command("docker", "build", "--tag", Image, "--file", filepath.Join(srcDir, "Dockerfile"), srcDir)); err != nil {
-		return fmt.Errorf("build %s: %w", Image, err)
-	}
-	if _, err := e.Runner.Run(ctx, execx.Command("docker", "save", "--output", archive, Image)); err != nil {
-		return fmt.Errorf("save %s: %w", Image, err)
+		return fmt.Errorf("build %s from %s: %w (docker build's output above says which step failed)", Image, filepath.Join(srcDir, "Dockerfile"), err)
 	}
 	return nil
 }

@@ -42,11 +42,11 @@ func checkService(ctx context.Context, e *Env, m Member) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NetCheckNamespace}}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: NetCheckName, Namespace: NetCheckNamespace},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
 	}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: NetCheckName, Namespace: NetCheckNamespace},
-		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(EchoPort)}}},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(EchoPort)}}},
 	}
 	if !e.Runner.Note("in %s: Deployment and Service %s/%s (the echo server, 2 replicas), then %d calls to %s from a probe pod, each answered by %s; delete namespace %s",
 		m.Context, NetCheckNamespace, NetCheckName, NetCheckCalls, ProbeURL(NetCheckNamespace, NetCheckName), m.Name, NetCheckNamespace) {

@@ -31,7 +31,7 @@ func TestExtend_DispatchesByProvider(t *testing.T) {
 		err     string
 		printed string
 	}{
-		{args: []string{"up", "--provider", "kind", "--dry-run"}, printed: "cilium install --context kind-aws-eu-central-1"},
+		{args: []string{"up", "--provider", "kind", "--dry-run"}, printed: "helm upgrade --install cilium kube-system/cilium (chart install/kubernetes/cilium of github.com/cilium/cilium@v1.20.2) in kind-aws-eu-central-1"},
 		{args: []string{"up", "--provider", "k0s", "--dry-run"}, printed: "/polykube-k0s/clusters/onprem-fra/k0s.yaml"},
 		{args: []string{"up"}, ran: []string{"hermetic up"}},
 		{args: []string{"up", "--dry-run"}, err: "--dry-run plans the datapath tier"},

@@ -359,7 +359,7 @@ func (b *Bed) buildImage(ctx context.Context) error {
 	if b.state.Topology.Images == datapath.ImagesLocal {
 		return datapath.BuildPolykubeImage(ctx, b.env.Runner, b.opts.SourceDir)
 	}
-	return datapath.BuildImage(ctx, b.env, b.opts.SourceDir, b.imageArchive())
+	return datapath.BuildImage(ctx, b.env, b.opts.SourceDir)
 }
 
 // loadImages loads the Polykube image (and, with local images, Cilium's) into every node, as

@@ -3,7 +3,6 @@ package tier
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/topology"
+	"sigs.k8s.io/yaml"
 )
 
 func dryRun(t *testing.T, opts Options) (*Bed, *execx.DryRun, *bytes.Buffer) {
@@ -58,53 +58,52 @@ func TestDemo_DryRunPlan(t *testing.T) {
 	golden.Assert(t, "demo-kind.golden", out.Bytes())
 }
 
-// The plan satisfies what ClusterMesh needs, whatever the golden files say.
+// The plan satisfies what ClusterMesh needs, whatever the golden files say: every cluster is
+// installed once, in topology order, with a unique cluster ID, its own clustermesh-apiserver
+// NodePort, every other cluster as a peer at that peer's NodePort, and the same CA.
 func TestUp_MeshPlanInvariants(t *testing.T) {
 	g := NewWithT(t)
 	b, dry, out := dryRun(t, Options{Provider: topology.ProviderKind})
 	g.Expect(b.Up(context.Background())).To(Succeed())
 	top := b.Topology()
-
-	var installs, connects []string
-	nodePorts, ids := map[string]bool{}, map[string]bool{}
-	for _, c := range dry.Commands() {
-		if c.Path != "cilium" {
-			continue
-		}
-		line := strings.Join(c.Args, " ")
-		g.Expect(c.Env).To(ConsistOf(ContainSubstring("KUBECONFIG=/run/polykube/clusters/aws-eu-central-1/kubeconfig:")))
-		switch {
-		case c.Args[0] == "install":
-			installs = append(installs, argAfter(c.Args, "--context"))
-			for _, kv := range setValues(c.Args) {
-				k, v, _ := strings.Cut(kv, "=")
-				switch k {
-				case "clustermesh.apiserver.service.nodePort":
-					g.Expect(nodePorts).NotTo(HaveKey(v), "distinct NodePorts (cilium#24692)")
-					nodePorts[v] = true
-				case "cluster.id":
-					g.Expect(ids).NotTo(HaveKey(v), "unique cluster IDs")
-					ids[v] = true
-				}
-			}
-		case strings.HasPrefix(line, "clustermesh connect"):
-			connects = append(connects, argAfter(c.Args, "--context")+"->"+argAfter(c.Args, "--destination-context"))
-		}
-	}
-	g.Expect(installs).To(Equal([]string{"kind-aws-eu-central-1", "kind-gcp-europe-west3", "kind-onprem-fra"}))
-	g.Expect(nodePorts).To(HaveLen(len(top.Clusters)))
-	g.Expect(connects).To(ConsistOf(
-		"kind-aws-eu-central-1->kind-gcp-europe-west3", "kind-aws-eu-central-1->kind-onprem-fra", "kind-gcp-europe-west3->kind-onprem-fra"),
-		"every pair is connected once (connections are bidirectional)")
-
-	// The CA is copied to a cluster before Cilium is installed there.
 	plan := out.String()
-	for _, c := range top.Clusters[1:] {
-		copyAt := strings.Index(plan, "copy Secret kube-system/cilium-ca from kind-aws-eu-central-1 to kind-"+c.Name)
-		installAt := strings.Index(plan, "cilium install --context kind-"+c.Name)
-		g.Expect(copyAt).To(BeNumerically(">", 0))
-		g.Expect(copyAt).To(BeNumerically("<", installAt), "CA copied to %s before its install", c.Name)
+
+	installs := helmInstalls(t, plan)
+	var order []string
+	nodePorts, ids := map[string]int{}, map[int]string{}
+	for _, in := range installs {
+		order = append(order, in.context)
+		g.Expect(ids).NotTo(HaveKey(in.values.Cluster.ID), "unique cluster IDs")
+		ids[in.values.Cluster.ID] = in.values.Cluster.Name
+		nodePorts[in.values.Cluster.Name] = in.values.ClusterMesh.APIServer.Service.NodePort
+		g.Expect(in.values.ClusterMesh.APIServer.Service.Type).To(Equal("NodePort"))
+		g.Expect(in.values.TLS.CA.Cert).To(Equal("<the run's CA certificate>"), "one CA for the mesh, redacted in the plan")
 	}
+	var want []string
+	for _, c := range top.Clusters {
+		want = append(want, "kind-"+c.Name)
+	}
+	g.Expect(order).To(Equal(want))
+	distinct := map[int]bool{}
+	for _, p := range nodePorts {
+		distinct[p] = true
+	}
+	g.Expect(distinct).To(HaveLen(len(top.Clusters)), "distinct NodePorts (cilium#24692)")
+	for _, in := range installs {
+		peers := map[string]int{}
+		for _, p := range in.values.ClusterMesh.Config.Clusters {
+			g.Expect(p.IPs).To(HaveLen(1))
+			peers[p.Name] = p.Port
+		}
+		others := map[string]int{}
+		for name, port := range nodePorts {
+			if name != in.values.Cluster.Name {
+				others[name] = port
+			}
+		}
+		g.Expect(peers).To(Equal(others), "%s lists every other cluster at its NodePort", in.context)
+	}
+
 	// The Git server listens on the kind network's gateway, never on loopback.
 	g.Expect(plan).To(ContainSubstring("serve-git --root /run/polykube/git --listen 172.18.0.1:<port>"))
 	g.Expect(plan).NotTo(ContainSubstring("127.0.0.1:<port>/polykube"))
@@ -113,6 +112,71 @@ func TestUp_MeshPlanInvariants(t *testing.T) {
 	g.Expect(slices.ContainsFunc(dry.Commands(), func(c execx.Cmd) bool {
 		return c.Path == "docker" && c.Args[0] == "build" && slices.Contains(c.Args, datapath.Image)
 	})).To(BeTrue())
+	// One archive is saved, by the load step.
+	saves := 0
+	for _, c := range dry.Commands() {
+		if c.Path == "docker" && c.Args[0] == "save" {
+			saves++
+		}
+	}
+	g.Expect(saves).To(Equal(1))
+}
+
+type helmInstall struct {
+	context string
+	values  struct {
+		Cluster struct {
+			Name string `json:"name"`
+			ID   int    `json:"id"`
+		} `json:"cluster"`
+		ClusterMesh struct {
+			APIServer struct {
+				Service struct {
+					Type     string `json:"type"`
+					NodePort int    `json:"nodePort"`
+				} `json:"service"`
+			} `json:"apiserver"`
+			Config struct {
+				Clusters []struct {
+					Name string   `json:"name"`
+					Port int      `json:"port"`
+					IPs  []string `json:"ips"`
+				} `json:"clusters"`
+			} `json:"config"`
+		} `json:"clustermesh"`
+		TLS struct {
+			CA struct {
+				Cert string `json:"cert"`
+			} `json:"ca"`
+		} `json:"tls"`
+	}
+}
+
+// helmInstalls reads the Helm installs a dry-run plan notes: a line naming the context, then
+// the values as comment lines.
+func helmInstalls(t *testing.T, plan string) []helmInstall {
+	t.Helper()
+	var out []helmInstall
+	lines := strings.Split(plan, "\n")
+	for i := 0; i < len(lines); i++ {
+		head, ok := strings.CutPrefix(lines[i], "  # helm upgrade --install cilium ")
+		if !ok {
+			continue
+		}
+		_, rest, _ := strings.Cut(head, ") in ")
+		ctx, _, _ := strings.Cut(rest, ",")
+		var vals []string
+		for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "  #   ") {
+			i++
+			vals = append(vals, strings.TrimPrefix(lines[i], "  #   "))
+		}
+		in := helmInstall{context: ctx}
+		if err := yaml.Unmarshal([]byte(strings.Join(vals, "\n")), &in.values); err != nil {
+			t.Fatalf("values of %s: %v", ctx, err)
+		}
+		out = append(out, in)
+	}
+	return out
 }
 
 func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
@@ -121,23 +185,6 @@ func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath; use kind or k0s`)))
 	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Out: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring("no datapath run in")))
-}
-
-func argAfter(args []string, flag string) string {
-	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
-		return args[i+1]
-	}
-	return fmt.Sprintf("<no %s>", flag)
-}
-
-func setValues(args []string) []string {
-	var out []string
-	for i, a := range args {
-		if a == "--set" && i+1 < len(args) {
-			out = append(out, args[i+1])
-		}
-	}
-	return out
 }
 
 func TestDemoChecks(t *testing.T) {
