@@ -21,7 +21,7 @@ ARTIFACTS ?= $(CURDIR)/_artifacts
 
 .PHONY: help
 help: ## Show the targets and what they do.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 ##@ Using Polykube
 
@@ -51,6 +51,22 @@ host-docker: ## Prepare this host for the datapath tier: install and start Docke
 .PHONY: images-node
 images-node: ## Build the kind node image here, pulling nothing (Debian rootfs, kind's base files, the toolchain's Kubernetes); needs make host-docker.
 	@scripts/images/kind-node.sh
+
+.PHONY: images
+images: testbed-bin ## Build every image the datapath tier runs here, pulling nothing (kind node, Cilium agent/operator/clustermesh-apiserver, Polykube); needs make host-docker.
+	$(TESTBED) images build
+
+.PHONY: images-cilium
+images-cilium: ## Build Cilium 1.20.2's agent, operator-generic and clustermesh-apiserver images from module source; needs make host-docker.
+	@scripts/images/cilium.sh
+
+# The datapath topology of this machine: three kind clusters, Cilium ClusterMesh, local images.
+LOCAL_TOPOLOGY := testbed/datapath/topologies/kind-cilium-local.yaml
+
+.PHONY: e2e-local
+e2e-local: images ## Bring up 3 kind clusters with Cilium ClusterMesh from local images, check Service traffic, the mesh and that nothing was pulled, then tear down.
+	$(TESTBED) up --topology $(LOCAL_TOPOLOGY) $(if $(KEEP),--retain)
+	$(if $(KEEP),@echo "kept: $(TESTBED) down --provider kind --run cilium-local removes it",$(TESTBED) down --provider kind --run cilium-local)
 
 .PHONY: tools
 tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.

@@ -35,7 +35,6 @@ func (fakeRunner) Note(string, ...any) bool { return true }
 func healthyHost() (Host, fakeRunner) {
 	r := fakeRunner{out: map[string]string{
 		"docker info --format {{.ServerVersion}}": "28.1.1\n",
-		"/usr/bin/cilium version --client":        "cilium-cli: v0.18.6 compiled with go1.24.5 on linux/amd64\ncilium image (default): v1.18.0\n",
 		"/usr/bin/flux version --client":          "flux: v2.9.5\n",
 		"/usr/bin/k0sctl version":                 "version: v0.25.1\ncommit: 1a2b3c4\n",
 	}, fail: map[string]error{}}
@@ -56,7 +55,7 @@ func healthyHost() (Host, fakeRunner) {
 	}, r
 }
 
-var allTools = []Tool{CiliumCLI, FluxCLI, K0sctlCLI}
+var allTools = []Tool{FluxCLI, K0sctlCLI}
 
 func TestPreflight_HealthyHostPasses(t *testing.T) {
 	g := NewWithT(t)
@@ -69,7 +68,6 @@ func TestPreflight_HealthyHostPasses(t *testing.T) {
  ✓ memory: 12.0 GiB available, 3 clusters need about 6.0 GiB
  ✓ fs.inotify.max_user_watches: 524288 (at least 524288)
  ✓ fs.inotify.max_user_instances: 512 (at least 512)
- ✓ cilium: v0.18.6 at /usr/bin/cilium (tested with v0.18.6)
  ✓ flux: v2.9.5 at /usr/bin/flux (tested with v2.9.5)
  ✓ k0sctl: v0.25.1 at /usr/bin/k0sctl (tested with v0.25.1)
 `))
@@ -157,17 +155,17 @@ func TestPreflight_Messages(t *testing.T) {
 			says: []string{"is 128", "sudo sysctl -w fs.inotify.max_user_instances=512"},
 		},
 		{
-			name: "cilium missing",
+			name: "flux missing",
 			breakHost: func(h *Host, _ fakeRunner) {
 				h.LookPath = func(f string) (string, error) {
-					if f == "cilium" {
+					if f == "flux" {
 						return "", errors.New("not found")
 					}
 					return "/usr/bin/" + f, nil
 				}
 			},
-			req: Requirements{Tools: allTools}, check: "cilium", want: StatusFail,
-			says: []string{"cilium is not on $PATH", "install cilium v0.18.6", "releases/download/v0.18.6/cilium-linux-amd64.tar.gz"},
+			req: Requirements{Tools: allTools}, check: "flux", want: StatusFail,
+			says: []string{"flux is not on $PATH", "install flux v2.9.5", "releases/download/v2.9.5/flux_2.9.5_linux_amd64.tar.gz"},
 		},
 		{
 			name: "flux too old",

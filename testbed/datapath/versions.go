@@ -3,16 +3,15 @@ package datapath
 import "regexp"
 
 // The versions the datapath tier is pinned to, in one place. The e2e workflow
-// (.github/workflows/e2e-datapath.yaml) installs exactly these CLIs; a test keeps the two in
-// step. They were chosen offline: Cilium 1.20.2 and Flux v2.9.5 are the newest tags the Go
-// module proxy lists for github.com/cilium/cilium and github.com/fluxcd/flux2/v2; the
-// cilium-cli, k0sctl and k0s releases could not be checked from the machine this was written
-// on (docs/datapath.md says so).
+// (.github/workflows/e2e-datapath.yaml) installs exactly this flux CLI; a test keeps the two in
+// step. Cilium needs no CLI: the test bed installs its Helm chart from the Cilium module with
+// the Helm SDK. They were chosen offline: Cilium 1.20.2 and Flux v2.9.5 are the newest tags the
+// Go module proxy lists for github.com/cilium/cilium and github.com/fluxcd/flux2/v2; the k0sctl
+// and k0s releases could not be checked from the machine this was written on (docs/datapath.md
+// says so).
 const (
-	// CiliumVersion is the Cilium release `cilium install --version` installs.
+	// CiliumVersion is the Cilium release whose chart and images are installed.
 	CiliumVersion = "1.20.2"
-	// CiliumCLIVersion is the cilium CLI release the workflow installs.
-	CiliumCLIVersion = "v0.18.6"
 	// FluxVersion is the flux CLI release; `flux install` installs the controllers it embeds.
 	FluxVersion = "v2.9.5"
 	// K0sctlVersion is the k0sctl release for k0s on SSH hosts.
@@ -37,13 +36,6 @@ type Tool struct {
 
 // The CLIs the datapath tier drives.
 var (
-	CiliumCLI = Tool{
-		Name: "cilium", Pinned: CiliumCLIVersion, Minimum: "v0.16.0",
-		VersionArgs: []string{"version", "--client"},
-		versionRE:   regexp.MustCompile(`cilium-cli:\s*v?(\d+\.\d+\.\d+)`),
-		Install: "curl -L --fail https://github.com/cilium/cilium-cli/releases/download/" + CiliumCLIVersion +
-			"/cilium-linux-amd64.tar.gz | sudo tar xz -C /usr/local/bin   (macOS: brew install cilium-cli)",
-	}
 	FluxCLI = Tool{
 		Name: "flux", Pinned: FluxVersion, Minimum: "v2.2.0",
 		VersionArgs: []string{"version", "--client"},
