@@ -15,9 +15,11 @@
 package datapath
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -143,6 +145,27 @@ func (e *Env) wait(name string) topology.Wait {
 		return w
 	}
 	return e.Topology.Wait(name)
+}
+
+// eachConcurrently runs fn for every member at once and returns every member's error; a dry
+// run goes in order, so that its plan reads the same each time.
+func (e *Env) eachConcurrently(fn func(m Member) error) error {
+	if e.Runner.DryRun() {
+		return e.each(fn)
+	}
+	errs := make([]error, len(e.Members))
+	var wg sync.WaitGroup
+	for i, m := range e.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(m); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // each runs fn for every member in order and stops at the first error.
