@@ -162,14 +162,20 @@ func DockerRunArgs(name, configPath, k0sVersion string) []string {
 		"--name", ContainerName(name), "--hostname", ContainerName(name),
 		"--network", Network,
 		"--label", ClusterLabel + "=" + name,
-		"--privileged", "--cgroupns=host",
-		"--volume", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+		// A cgroup namespace of its own: with --cgroupns=host and the host's cgroup root
+		// mounted in, three clusters' kubelets would manage the same cgroup tree.
+		"--privileged", "--cgroupns=private",
 		"--volume", "/lib/modules:/lib/modules:ro",
 		"--volume", "/var/lib/k0s",
 		"--volume", configPath + ":/etc/k0s/k0s.yaml:ro",
 		"--publish", "127.0.0.1::" + strconv.Itoa(APIServerPort),
+		// The image's entry point tells the role from its command line when the command is
+		// k0s; here the command is a shell, so the role is given.
+		"--env", "K0S_ENTRYPOINT_ROLE=controller+worker",
 		Image(k0sVersion),
-		"k0s", "controller", "--enable-worker", "--no-taints", "--config", "/etc/k0s/k0s.yaml",
+		// Mounts made by the kubelet (volumes, Cilium's BPF file system) must propagate to the
+		// containers it starts: a container's root is private unless made shared first.
+		"sh", "-c", "mount --make-rshared / && exec k0s controller --enable-worker --no-taints --config /etc/k0s/k0s.yaml",
 	}
 }
 
@@ -449,11 +455,29 @@ func (p *Provider) LoadImageArchive(ctx context.Context, name, archive string) e
 		}
 		return nil
 	}
-	for _, h := range p.o.Hosts.Clusters[name] {
+	// Only hosts that run a kubelet run pods; a controller-only host has no containerd of
+	// its own (k0s ctr would fail there).
+	for _, h := range p.kubeletHosts(name) {
 		args := append(sshArgs(h, "-P"), archive, sshTarget(h)+":"+remote)
 		if _, err := p.run(ctx, "scp", args...); err != nil {
 			return fmt.Errorf("copy %s to %s: %w", archive, h.Address, err)
 		}
+		ssh := append(sshArgs(h, "-p"), sshTarget(h), "sudo", "k0s", "ctr", "--namespace", "k8s.io", "images", "import", remote)
+		if _, err := p.run(ctx, "ssh", ssh...); err != nil {
+			return fmt.Errorf("import %s on %s: %w", archive, h.Address, err)
+		}
 	}
-	return p.onHosts(ctx, name, "ctr", "--namespace", "k8s.io", "images", "import", remote)
+	return nil
+}
+
+// kubeletHosts are the hosts of a cluster with the worker or controller+worker role.
+func (p *Provider) kubeletHosts(name string) []SSHHost {
+	hosts := p.o.Hosts.Clusters[name]
+	var out []SSHHost
+	for i, h := range hosts {
+		if r := hostRole(hosts, i); r == RoleWorker || r == RoleControllerWorker {
+			out = append(out, h)
+		}
+	}
+	return out
 }

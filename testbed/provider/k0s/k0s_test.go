@@ -130,6 +130,41 @@ func TestProvider_DryRun(t *testing.T) {
 	}
 }
 
+// What a first real run of k0s in Docker needs, whatever the golden files say: a private
+// cgroup namespace (never the host's cgroup root shared by every cluster) and the root mount
+// made shared before k0s starts.
+func TestDockerRunArgs_PrivateCgroupsAndSharedMounts(t *testing.T) {
+	g := NewWithT(t)
+	args := DockerRunArgs("a", "/run/a/k0s.yaml", "v1.33.1+k0s.0")
+	g.Expect(args).To(ContainElement("--cgroupns=private"))
+	g.Expect(args).NotTo(ContainElement("--cgroupns=host"))
+	g.Expect(args).NotTo(ContainElement(HavePrefix("/sys/fs/cgroup:")))
+	cmd := args[len(args)-1]
+	g.Expect(args[len(args)-3:len(args)-1]).To(Equal([]string{"sh", "-c"}))
+	g.Expect(cmd).To(MatchRegexp(`^mount --make-rshared / && exec k0s controller `))
+	g.Expect(args).To(ContainElement("K0S_ENTRYPOINT_ROLE=controller+worker"), "the entry point cannot tell the role from a shell command")
+}
+
+// Images are imported only where a kubelet runs: not on a controller-only host.
+func TestLoadImageArchive_OnlyOnKubeletHosts(t *testing.T) {
+	g := NewWithT(t)
+	top := k0sTopology()
+	hosts, err := LoadHosts("testdata/hosts.yaml", top)
+	g.Expect(err).NotTo(HaveOccurred())
+	var out bytes.Buffer
+	dry := &execx.DryRun{Out: &out}
+	p, err := New(provider.Options{Dir: "/run/polykube", Topology: top}, Options{Mode: ModeSSH, Hosts: hosts, Runner: dry})
+	g.Expect(err).NotTo(HaveOccurred())
+	// aws-eu-central-1 has a controller (10.0.1.10) and a worker (10.0.1.11).
+	g.Expect(p.LoadImageArchive(context.Background(), "aws-eu-central-1", "/i.tar")).To(Succeed())
+	g.Expect(out.String()).NotTo(ContainSubstring("10.0.1.10"))
+	g.Expect(out.String()).To(ContainSubstring("ubuntu@10.0.1.11 sudo k0s ctr --namespace k8s.io images import"))
+	// onprem-fra's single host is controller+worker.
+	out.Reset()
+	g.Expect(p.LoadImageArchive(context.Background(), "onprem-fra", "/i.tar")).To(Succeed())
+	g.Expect(out.String()).To(ContainSubstring("192.168.10.5 sudo k0s ctr"))
+}
+
 func TestNew_ChecksTheMode(t *testing.T) {
 	g := NewWithT(t)
 	_, err := New(provider.Options{Topology: k0sTopology()}, Options{Mode: ModeSSH})
