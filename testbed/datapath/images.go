@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,8 @@ func LocalImages() []LocalImage {
 			What: "kind node: Debian bookworm, kind's base files, Kubernetes " + toolchain.KubernetesVersion + " with its control-plane, kube-proxy, CoreDNS and pause images pre-loaded"},
 		{Name: "cilium", Refs: c.List(), Script: "scripts/images/cilium.sh",
 			What: "Cilium " + toolchain.CiliumVersion + ": agent (with clang-19 and the BPF sources), operator-generic, clustermesh-apiserver"},
+		{Name: "flux", Refs: LocalFluxImages().List(),
+			What: "Flux source-controller " + toolchain.FluxSourceControllerVersion + " and kustomize-controller " + toolchain.FluxKustomizeControllerVersion + " (the hermetic tier's binaries), FROM scratch"},
 		{Name: "polykube", Refs: []string{Image},
 			What: "Polykube: the operator and the routing probe's echo server, FROM scratch"},
 	}
@@ -132,9 +135,12 @@ func BuildLocalImages(ctx context.Context, srcDir string, out io.Writer, names .
 		fmt.Fprintf(out, "• building image %s: %s\n", li.Name, li.What)
 		start := time.Now()
 		var err error
-		if li.Script == "" {
+		switch {
+		case li.Name == "flux":
+			err = BuildFluxImages(ctx, execx.Exec{Log: out})
+		case li.Script == "":
 			err = BuildPolykubeImage(ctx, execx.Exec{Log: out}, srcDir)
-		} else {
+		default:
 			cmd := exec.CommandContext(ctx, filepath.Join(srcDir, li.Script))
 			cmd.Dir, cmd.Stdout, cmd.Stderr = srcDir, out, out
 			err = cmd.Run()
@@ -150,13 +156,14 @@ func BuildLocalImages(ctx context.Context, srcDir string, out io.Writer, names .
 
 // BuildPolykubeImage builds Image without the Dockerfile's Go base image: the operator and the
 // echo binaries are compiled here (static, as the Dockerfile does) and copied into an image FROM
-// scratch by Docker's classic builder, which pulls nothing.
+// scratch.
 func BuildPolykubeImage(ctx context.Context, r execx.Runner, srcDir string) error {
 	dir, err := os.MkdirTemp("", "polykube-image-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	files := map[string]string{}
 	for _, b := range []struct{ out, pkg string }{{"polykube-operator", "./operator"}, {"polykube-echo", "./testbed/datapath/echo"}} {
 		cmd := execx.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, b.out), b.pkg)
 		cmd.Dir = srcDir
@@ -164,15 +171,92 @@ func BuildPolykubeImage(ctx context.Context, r execx.Runner, srcDir string) erro
 		if _, err := r.Run(ctx, cmd); err != nil {
 			return fmt.Errorf("build %s: %w", b.pkg, err)
 		}
+		files[b.out] = filepath.Join(dir, b.out)
 	}
-	df := "FROM scratch\nCOPY polykube-operator polykube-echo /\nUSER 65532:65532\nENTRYPOINT [\"/polykube-operator\"]\n"
+	return scratchImage(ctx, r, Image, files, "polykube-operator", "65532:65532")
+}
+
+// FluxImages are the Flux controllers' images the datapath tier runs.
+type FluxImages struct{ SourceController, KustomizeController string }
+
+// List is the references, source-controller first.
+func (f FluxImages) List() []string { return []string{f.SourceController, f.KustomizeController} }
+
+// LocalFluxImages are the Flux images built here from the toolchain's controllers.
+func LocalFluxImages() FluxImages {
+	return FluxImages{
+		SourceController:    "polykube.local/fluxcd/source-controller:" + toolchain.FluxSourceControllerVersion,
+		KustomizeController: "polykube.local/fluxcd/kustomize-controller:" + toolchain.FluxKustomizeControllerVersion,
+	}
+}
+
+// BuildFluxImages wraps the toolchain's source- and kustomize-controller (built from their
+// modules at the versions the hermetic tier runs; built now when missing) in images FROM
+// scratch. Both are static Go programs that need no file of a base image: Git is go-git, and
+// their Deployments mount /tmp (and source-controller's /data) as volumes.
+func BuildFluxImages(ctx context.Context, r execx.Runner) error {
+	tools, err := toolchain.Resolve(ctx, toolchain.SourceController, toolchain.KustomizeController)
+	if err != nil {
+		return err
+	}
+	refs := LocalFluxImages()
+	for _, t := range tools {
+		ref := refs.SourceController
+		if t.Name == toolchain.KustomizeController {
+			ref = refs.KustomizeController
+		}
+		if err := scratchImage(ctx, r, ref, map[string]string{t.Name: t.Path}, t.Name, "65534:65534"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scratchImage builds ref FROM scratch with files (name in the image's root → path here), the
+// entrypoint /entrypoint and user, by Docker's classic builder, which pulls nothing (BuildKit
+// would look scratch up in a registry's metadata on some versions).
+func scratchImage(ctx context.Context, r execx.Runner, ref string, files map[string]string, entrypoint, user string) error {
+	dir, err := os.MkdirTemp("", "polykube-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	names := make([]string, 0, len(files))
+	for name, src := range files {
+		if err := copyFile(src, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("image %s: %w", ref, err)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	df := fmt.Sprintf("FROM scratch\nCOPY %s /\nUSER %s\nENTRYPOINT [\"/%s\"]\n", strings.Join(names, " "), user, entrypoint)
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 		return err
 	}
-	cmd := execx.Command("docker", "build", "--quiet", "--tag", Image, dir)
+	cmd := execx.Command("docker", "build", "--quiet", "--tag", ref, dir)
 	cmd.Env = []string{"DOCKER_BUILDKIT=0"}
 	if _, err := r.Run(ctx, cmd); err != nil {
-		return fmt.Errorf("build %s: %w", Image, err)
+		return fmt.Errorf("build %s: %w", ref, err)
 	}
 	return nil
+}
+
+func copyFile(src, dst string) error {
+	if src == dst {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
