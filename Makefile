@@ -53,7 +53,7 @@ images-node: ## Build the kind node image here, pulling nothing (Debian rootfs, 
 	@scripts/images/kind-node.sh
 
 .PHONY: images
-images: testbed-bin ## Build every image the datapath tier runs here, pulling nothing (kind node, Cilium agent/operator/clustermesh-apiserver, Polykube); needs make host-docker.
+images: testbed-bin ## Build every image the datapath tier runs here, pulling nothing (kind node, Cilium, Flux controllers, Polykube); needs make host-docker.
 	$(TESTBED) images build
 
 .PHONY: images-cilium
@@ -64,7 +64,8 @@ images-cilium: ## Build Cilium 1.20.2's agent, operator-generic and clustermesh-
 LOCAL_TOPOLOGY := testbed/datapath/topologies/kind-cilium-local.yaml
 
 .PHONY: e2e-local
-e2e-local: images ## Bring up 3 kind clusters with Cilium ClusterMesh from local images, check Service traffic, the mesh and that nothing was pulled, then tear down.
+e2e-local: testbed-bin ## Bring up 3 kind clusters with Cilium ClusterMesh from local images, check Service traffic, the mesh and that nothing was pulled, then tear down.
+	$(TESTBED) images build kind-node cilium polykube
 	$(TESTBED) up --topology $(LOCAL_TOPOLOGY) $(if $(KEEP),--retain)
 	$(if $(KEEP),@echo "kept: $(TESTBED) down --provider kind --run cilium-local removes it",$(TESTBED) down --provider kind --run cilium-local)
 

@@ -88,11 +88,14 @@ func InspectImages(ctx context.Context, refs []string) ([]ImageStatus, error) {
 	return out, nil
 }
 
-// MissingLocalImages are the references of LocalImages that Docker does not have.
-func MissingLocalImages(ctx context.Context) ([]string, error) {
+// MissingLocalImages are the references of the named LocalImages (all when none is named)
+// that Docker does not have.
+func MissingLocalImages(ctx context.Context, names ...string) ([]string, error) {
 	var refs []string
 	for _, li := range LocalImages() {
-		refs = append(refs, li.Refs...)
+		if len(names) == 0 || slices.Contains(names, li.Name) {
+			refs = append(refs, li.Refs...)
+		}
 	}
 	st, err := InspectImages(ctx, refs)
 	if err != nil {
