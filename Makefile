@@ -69,6 +69,10 @@ e2e-local: testbed-bin ## Bring up 3 kind clusters with Cilium ClusterMesh from 
 	$(TESTBED) up --topology $(LOCAL_TOPOLOGY) $(if $(KEEP),--retain)
 	$(if $(KEEP),@echo "kept: $(TESTBED) down --provider kind --run cilium-local removes it",$(TESTBED) down --provider kind --run cilium-local)
 
+.PHONY: bench-datapath
+bench-datapath: testbed-bin ## Print the datapath tier's figures here: local image build, up of 3 kind clusters with Cilium ClusterMesh, peak memory, down.
+	@scripts/bench/datapath.sh
+
 .PHONY: tools
 tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd, kwok, Flux, tofu) and list it.
 	$(TESTBED) tools --build $(TEST_TOOLS)

@@ -263,8 +263,21 @@ func (b *Bed) requirements() datapath.Requirements {
 func (b *Bed) Up(ctx context.Context) (err error) {
 	e := b.env
 	top := b.state.Topology
-	fmt.Fprintf(b.opts.Out, "Bringing up %q: %d %s clusters with Cilium ClusterMesh, Flux and the Polykube operator\n",
-		top.Name, len(top.Clusters), top.Provider)
+	with := []string{"Cilium"}
+	if len(top.Clusters) > 1 {
+		with[0] = "Cilium ClusterMesh"
+	}
+	if slices.Contains(top.Addons, topology.AddonFlux) {
+		with = append(with, "Flux")
+	}
+	if slices.Contains(top.Addons, topology.AddonOperator) {
+		with = append(with, "the Polykube operator")
+	}
+	list := strings.Join(with, ", ")
+	if n := len(with); n > 1 {
+		list = strings.Join(with[:n-1], ", ") + " and " + with[n-1]
+	}
+	fmt.Fprintf(b.opts.Out, "Bringing up %q: %d %s clusters with %s\n", top.Name, len(top.Clusters), top.Provider, list)
 	defer func() {
 		if err == nil || b.opts.DryRun {
 			return
