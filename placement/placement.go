@@ -14,6 +14,12 @@
 // (raising the total never lowers a target), and ties are broken by a hash of
 // (namespace/name, clusterRef) so that no cluster name is favoured across workloads and target
 // order never matters.
+//
+// Capacity failover (failover.go, decision 0006) is the one input besides the spec: the
+// deficits a cluster observes in its peers. PlanFailover splits their sum over the clusters
+// without a deficit by the same divisor method, capped by maxSurge, and never lowers a base
+// share; StepFailover is its hysteresis (detectAfter, returnAfter), pure as well, with the time
+// passed in.
 package placement
 
 import (
