@@ -14,6 +14,12 @@
 // (raising the total never lowers a target), and ties are broken by a hash of
 // (namespace/name, clusterRef) so that no cluster name is favoured across workloads and target
 // order never matters.
+//
+// Capacity failover (failover.go, decision 0006) is the one input besides the spec: the
+// deficits a cluster observes in its peers. PlanFailover splits their sum over the clusters
+// without a deficit by the same divisor method, capped by maxSurge, and never lowers a base
+// share; StepFailover is its hysteresis (detectAfter, returnAfter), pure as well, with the time
+// passed in.
 package placement
 
 import (
@@ -164,29 +170,62 @@ func allocateWeighted(spec Spec) (Allocation, error) {
 	return sorted(out), nil
 }
 
-// webster hands out seats one at a time to the target with the highest weight/(2·s+1).
+// webster splits seats over the weighted targets of an allocation: the divisor method with no
+// cap, and at least one positive weight when there is anything to split.
 func webster(key string, targets []Target, seats int64) ([]int64, error) {
-	got := make([]int64, len(targets))
-	if seats == 0 {
-		return got, nil
-	}
-	h := &priorityHeap{}
+	parties := make([]party, len(targets))
+	positive := false
 	for i, t := range targets {
-		if *t.Weight > 0 {
-			h.items = append(h.items, candidate{index: i, weight: int64(*t.Weight), tie: tieKey(key, t.Cluster), cluster: t.Cluster})
-		}
+		parties[i] = party{cluster: t.Cluster, weight: int64(*t.Weight), cap: uncapped}
+		positive = positive || *t.Weight > 0
 	}
-	if len(h.items) == 0 {
+	if seats > 0 && !positive {
 		return nil, fmt.Errorf("%w: %d replicas are left to split by weight, but every target without explicit replicas has weight 0", ErrInvalid, seats)
 	}
+	got, _ := divide(key, parties, seats)
+	return got, nil
+}
+
+// uncapped is the cap of a party that may receive any number of seats.
+const uncapped = -1
+
+// party is one recipient of the divisor method: a cluster, its weight and the most seats it may
+// receive (uncapped, or a limit >= 0).
+type party struct {
+	cluster string
+	weight  int64
+	cap     int64
+}
+
+// divide is the Sainte-Laguë/Webster divisor method shared by the allocation and the failover
+// split: it hands out seats one at a time to the party with the highest weight/(2·s+1), ties
+// broken by tieKey(key, cluster); a party that reaches its cap receives no more. Parties of
+// weight 0 or cap 0 receive nothing. It returns the seats of each party (in the order given)
+// and how many were handed out, which is less than seats only when every party is capped.
+func divide(key string, parties []party, seats int64) ([]int64, int64) {
+	got := make([]int64, len(parties))
+	if seats <= 0 {
+		return got, 0
+	}
+	h := &priorityHeap{}
+	for i, p := range parties {
+		if p.weight > 0 && p.cap != 0 {
+			h.items = append(h.items, candidate{index: i, weight: p.weight, limit: p.cap, tie: tieKey(key, p.cluster), cluster: p.cluster})
+		}
+	}
 	heap.Init(h)
-	for n := int64(0); n < seats; n++ {
+	var handed int64
+	for ; handed < seats && h.Len() > 0; handed++ {
 		c := &h.items[0]
 		got[c.index]++
 		c.seats++
+		if c.limit >= 0 && c.seats >= c.limit {
+			heap.Remove(h, 0)
+			continue
+		}
 		heap.Fix(h, 0)
 	}
-	return got, nil
+	return got, handed
 }
 
 // tieKey orders targets whose priorities are equal. Hashing the workload key with the cluster
@@ -203,6 +242,7 @@ type candidate struct {
 	index   int
 	weight  int64
 	seats   int64
+	limit   int64 // uncapped or the most seats it may receive
 	tie     uint64
 	cluster string
 }
