@@ -100,8 +100,13 @@ scratch() { # tag, then file:/path pairs (the first is the entrypoint) or tar:ar
   local tag=$1 dir
   shift
   dir=$(mktemp -d -p "$layer")
+  # A world-writable /tmp, as the distroless base of Cilium's own images has: gops and the
+  # clustermesh-apiserver write there, as a non-root user.
+  mkdir -p "$dir/root/tmp" && chmod 1777 "$dir/root/tmp"
+  tar -C "$dir/root" --owner=0 --group=0 -cf "$dir/tmp.tar" tmp
   {
     echo "FROM scratch"
+    echo "ADD tmp.tar /"
     echo "ENV PATH=/usr/local/bin:/usr/bin:/bin GOPS_CONFIG_DIR=/tmp/gops"
     echo "LABEL io.polykube.image.source=github.com/cilium/cilium@$version"
     for pair in "$@"; do
