@@ -14,6 +14,10 @@
 // (raising the total never lowers a target), and ties are broken by a hash of
 // (namespace/name, clusterRef) so that no cluster name is favoured across workloads and target
 // order never matters.
+//
+// overrides.go renders a cluster's effective pod template from the spec's ordered overrides and
+// that cluster's ClusterMember (EffectiveTemplate, TemplateHash; decision 0005), under the same
+// rules: pure, deterministic, the same answer in every process that asks.
 package placement
 
 import (
