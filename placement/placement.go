@@ -15,11 +15,15 @@
 // (namespace/name, clusterRef) so that no cluster name is favoured across workloads and target
 // order never matters.
 //
-// Capacity failover (failover.go, decision 0006) is the one input besides the spec: the
+// Capacity failover (failover.go, decision 0006) adds one input to the allocation: the
 // deficits a cluster observes in its peers. PlanFailover splits their sum over the clusters
 // without a deficit by the same divisor method, capped by maxSurge, and never lowers a base
 // share; StepFailover is its hysteresis (detectAfter, returnAfter), pure as well, with the time
 // passed in.
+//
+// overrides.go renders a cluster's effective pod template from the spec's ordered overrides and
+// that cluster's ClusterMember (EffectiveTemplate, TemplateHash; decision 0005), under the same
+// rules: pure, deterministic, the same answer in every process that asks.
 package placement
 
 import (

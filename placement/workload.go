@@ -13,10 +13,15 @@ import (
 // writes it to status.specHash and polykube-status compares the copies of a Workload across
 // clusters with it, so it is part of the contract between them, like the allocation.
 func SpecHash(spec polykubev1alpha1.WorkloadSpec) string {
-	b, err := json.Marshal(spec)
+	return hashJSON("spec hash", spec)
+}
+
+// hashJSON is the SHA-256 of v's JSON encoding, the first 16 bytes hex-encoded.
+func hashJSON(what string, v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
 		// API types always have a JSON encoding.
-		panic("spec hash: " + err.Error())
+		panic(what + ": " + err.Error())
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])

@@ -104,6 +104,18 @@ const (
 	ClusterLabel = "polykube.kismet.io/cluster"
 )
 
+// Well-known keys of a ClusterMember that a Workload override's labelSelector sees besides the
+// member's spec.labels (decision 0005). They are derived from the member's spec and win over a
+// free-form label of the same key. ClusterLabel carries the member's name.
+const (
+	// ProviderLabel carries spec.provider (aws, gcp, azure, onprem, ...).
+	ProviderLabel = "polykube.kismet.io/provider"
+	// RegionLabel carries spec.region, when set.
+	RegionLabel = "polykube.kismet.io/region"
+	// ZoneLabel carries spec.zone, when set.
+	ZoneLabel = "polykube.kismet.io/zone"
+)
+
 // Workload phases reported for the local target.
 const (
 	PhasePending     = "Pending"

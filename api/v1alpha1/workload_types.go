@@ -32,6 +32,197 @@ type WorkloadSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	Ports []WorkloadPort `json:"ports,omitempty"`
+
+	// Overrides change typed parts of the template in the clusters they select, in list order:
+	// each applies to the result of the ones before it, so a later override wins on the same
+	// field. The spec stays the same in every cluster; each operator renders its own effective
+	// template from it and from its own ClusterMember (decision 0005). The list is atomic
+	// because its order is meaning.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +kubebuilder:validation:XValidation:rule="self.all(o, self.exists_one(p, p.name == o.name))",message="spec.overrides[].name must be unique: two overrides have the same name"
+	Overrides []WorkloadOverride `json:"overrides,omitempty"`
+}
+
+// WorkloadOverride changes typed parts of the Workload's template in the clusters it selects.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.images) || has(self.env) || has(self.resources) || has(self.nodeSelector) || has(self.tolerations) || has(self.podLabels) || has(self.podAnnotations)",message="spec.overrides[]: set at least one change: images, env, resources, nodeSelector, tolerations, podLabels or podAnnotations"
+type WorkloadOverride struct {
+	// Name identifies the override in status.appliedOverrides and in error messages; unique in
+	// spec.overrides.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// ClusterSelector chooses the clusters the override applies in.
+	// +required
+	ClusterSelector ClusterSelector `json:"clusterSelector"`
+
+	// Images change the registry, repository or tag of named containers' images.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=container
+	Images []ImageOverride `json:"images,omitempty"`
+
+	// Env sets or removes env vars of named containers.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=container
+	Env []EnvOverride `json:"env,omitempty"`
+
+	// Resources set requests and limits of named containers, per resource; resources not named
+	// keep their value.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=container
+	Resources []ResourcesOverride `json:"resources,omitempty"`
+
+	// NodeSelector entries are set on the pod's node selector; other entries are kept.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations are added to the pod's tolerations (one equal to an existing one is not
+	// added twice).
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// PodLabels are set on the pod template's labels; other labels are kept. The pod selector
+	// label polykube.kismet.io/workload cannot be overridden.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="!('polykube.kismet.io/workload' in self)",message="spec.overrides[].podLabels cannot set polykube.kismet.io/workload: it is the pod selector the operator sets"
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// PodAnnotations are set on the pod template's annotations; other annotations are kept.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=64
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+}
+
+// ClusterSelector chooses clusters of the roster. With both fields set, a cluster must be named
+// in clusterNames and match labelSelector.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.clusterNames) || has(self.labelSelector)",message="spec.overrides[].clusterSelector: set clusterNames, labelSelector or both"
+type ClusterSelector struct {
+	// ClusterNames are ClusterMember names.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=511
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=32
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// LabelSelector matches the ClusterMember's spec.labels plus the well-known keys
+	// polykube.kismet.io/cluster (its name), polykube.kismet.io/provider,
+	// polykube.kismet.io/region and polykube.kismet.io/zone, which win over a label of the same
+	// key. An empty selector ({}) matches every cluster.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// ImageOverride changes parts of a container's image reference,
+// [registry/]repository[:tag][@digest]; the parts not set are kept.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.registry) || has(self.repository) || has(self.tag)",message="spec.overrides[].images[]: set at least one of registry, repository or tag"
+type ImageOverride struct {
+	// Container names a container or init container of the template.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Container string `json:"container"`
+
+	// Registry replaces the registry host, with an optional port (mirror.eu.example.com,
+	// registry.local:5000, localhost:5000); the repository is kept as written. A digest is kept.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?$`
+	// +kubebuilder:validation:XValidation:rule="self == 'localhost' || self.contains('.') || self.contains(':')",message="spec.overrides[].images[].registry must contain a '.' or a port, or be localhost; otherwise it reads as the first part of the repository"
+	Registry string `json:"registry,omitempty"`
+
+	// Repository replaces the repository path (team/billing). A digest is kept.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`
+	Repository string `json:"repository,omitempty"`
+
+	// Tag replaces the tag. A digest is dropped: an image with a digest ignores its tag.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`
+	Tag string `json:"tag,omitempty"`
+}
+
+// EnvOverride sets or removes env vars of a container.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.set) || has(self.remove)",message="spec.overrides[].env[]: set at least one of set or remove"
+// +kubebuilder:validation:XValidation:rule="!has(self.set) || !has(self.remove) || !self.set.exists(v, v.name in self.remove)",message="spec.overrides[].env[]: a variable cannot be both in set and in remove"
+type EnvOverride struct {
+	// Container names a container or init container of the template.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Container string `json:"container"`
+
+	// Set replaces the env var of the same name in place, or appends it.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	Set []corev1.EnvVar `json:"set,omitempty"`
+
+	// Remove deletes env vars by name; a name the container does not have is ignored.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	Remove []string `json:"remove,omitempty"`
+}
+
+// ResourcesOverride sets requests and limits of a container, per resource name.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.requests) || has(self.limits)",message="spec.overrides[].resources[]: set at least one of requests or limits"
+type ResourcesOverride struct {
+	// Container names a container or init container of the template.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Container string `json:"container"`
+
+	// Requests are set per resource (cpu, memory, ...); requests not named are kept.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+
+	// Limits are set per resource; limits not named are kept.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	Limits corev1.ResourceList `json:"limits,omitempty"`
 }
 
 // Distribution is the placement of a Workload's replicas over clusters.
@@ -167,6 +358,19 @@ type WorkloadStatus struct {
 	// in different clusters can be compared.
 	// +optional
 	SpecHash string `json:"specHash,omitempty"`
+
+	// AppliedOverrides are the names of the spec.overrides that select this cluster, in the
+	// order they were applied.
+	// +optional
+	// +listType=atomic
+	AppliedOverrides []string `json:"appliedOverrides,omitempty"`
+
+	// EffectiveTemplateHash is a hash of the template this cluster renders: spec.template with
+	// the applied overrides (placement.TemplateHash; the operator's own additions, such as the
+	// selector label and DatastoreBinding env vars, are not part of it). polykube-status can
+	// recompute it from the spec and the cluster's ClusterMember.
+	// +optional
+	EffectiveTemplateHash string `json:"effectiveTemplateHash,omitempty"`
 
 	// DesiredReplicas is this cluster's own allocation (0 when not targeted).
 	// +optional

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -102,8 +103,14 @@ func TestSpecDocs_DocumentEveryField(t *testing.T) {
 	}
 }
 
+// embeddedTypes are the fields holding embedded Kubernetes types, which have their own
+// reference: by name (the pod template, conditions) or, where the name alone is too common, by
+// the end of the path (a Workload override's env vars, tolerations and label selector).
+var embeddedTypes = []string{".template", ".conditions",
+	".overrides.env.set", ".overrides.tolerations", ".overrides.clusterSelector.labelSelector"}
+
 // collectFields adds the dotted path of every property under s. It does not descend into
-// embedded Kubernetes types (the pod template, conditions), which have their own reference.
+// embedded Kubernetes types (embeddedTypes); the field holding one is still collected.
 func collectFields(s *apiextensionsv1.JSONSchemaProps, path string, out map[string]bool) {
 	if s.Items != nil && s.Items.Schema != nil {
 		s = s.Items.Schema
@@ -111,7 +118,7 @@ func collectFields(s *apiextensionsv1.JSONSchemaProps, path string, out map[stri
 	for name, p := range s.Properties {
 		child := path + "." + name
 		out[child] = true
-		if name == "template" || name == "conditions" {
+		if slices.ContainsFunc(embeddedTypes, func(e string) bool { return strings.HasSuffix(child, e) }) {
 			continue
 		}
 		collectFields(&p, child, out)

@@ -55,11 +55,14 @@ func ownerRef(wl *polykubev1alpha1.Workload) metav1.OwnerReference {
 	}
 }
 
-// desiredDeployment is the Deployment this cluster runs for the Workload. existing (may be nil)
-// is the current Deployment: env vars of bindings whose Secret is missing are carried over from
-// it unchanged, so a Secret that disappears never changes a running Deployment.
-func desiredDeployment(wl *polykubev1alpha1.Workload, cluster string, replicas int32, bindings []binding, existing *appsv1.Deployment) *appsv1.Deployment {
-	tmpl := *wl.Spec.Template.DeepCopy()
+// desiredDeployment is the Deployment this cluster runs for the Workload, from its effective
+// template (spec.template with the overrides that select this cluster, placement.EffectiveTemplate).
+// existing (may be nil) is the current Deployment: env vars of bindings whose Secret is missing
+// are carried over from it unchanged, so a Secret that disappears never changes a running
+// Deployment.
+func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec, cluster string, replicas int32,
+	bindings []binding, existing *appsv1.Deployment) *appsv1.Deployment {
+	tmpl := *effective.DeepCopy()
 	tmpl.Labels = maps.Clone(tmpl.Labels)
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}

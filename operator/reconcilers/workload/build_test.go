@@ -49,7 +49,7 @@ func secretRef(name, secret, key string) corev1.EnvVar {
 func TestDesiredDeployment(t *testing.T) {
 	g := NewWithT(t)
 	wl := testWorkload()
-	d := desiredDeployment(wl, "east", 3, nil, nil)
+	d := desiredDeployment(wl, wl.Spec.Template, "east", 3, nil, nil)
 
 	g.Expect(d.Name).To(Equal("api"))
 	g.Expect(d.Namespace).To(Equal("shop"))
@@ -68,20 +68,20 @@ func TestDesiredDeployment(t *testing.T) {
 	g.Expect(d.Annotations).To(HaveKey(TemplateHashAnnotation))
 	g.Expect(wl.Spec.Template.Labels[polykubev1alpha1.WorkloadNameLabel]).To(Equal("spoofed"), "the Workload is not modified")
 
-	zero := desiredDeployment(wl, "east", 0, nil, nil)
+	zero := desiredDeployment(wl, wl.Spec.Template, "east", 0, nil, nil)
 	g.Expect(*zero.Spec.Replicas).To(BeZero())
 	g.Expect(zero.Annotations).To(Equal(d.Annotations), "replicas are not part of the template hash")
 
 	changed := testWorkload()
 	changed.Spec.Template.Spec.Containers[0].Image = "app:2"
-	g.Expect(desiredDeployment(changed, "east", 3, nil, nil).Annotations).NotTo(Equal(d.Annotations))
+	g.Expect(desiredDeployment(changed, changed.Spec.Template, "east", 3, nil, nil).Annotations).NotTo(Equal(d.Annotations))
 }
 
 func TestIsOwnedBy(t *testing.T) {
 	wl := testWorkload()
 	other := testWorkload()
 	other.UID = "other"
-	mine := desiredDeployment(wl, "east", 1, nil, nil)
+	mine := desiredDeployment(wl, wl.Spec.Template, "east", 1, nil, nil)
 	unlabelled := mine.DeepCopy()
 	delete(unlabelled.Labels, polykubev1alpha1.ManagedByLabel)
 	foreign := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop"}}
@@ -106,7 +106,7 @@ func TestIsOwnedBy(t *testing.T) {
 func TestInjectEnv(t *testing.T) {
 	db := testBinding("db", "db-creds", "DB_")
 	cache := testBinding("cache", "cache-creds", "CACHE_", "sidecar")
-	existing := desiredDeployment(testWorkload(), "east", 1, []binding{{db, true}, {cache, true}}, nil)
+	existing := desiredDeployment(testWorkload(), testWorkload().Spec.Template, "east", 1, []binding{{db, true}, {cache, true}}, nil)
 
 	tests := []struct {
 		name     string
@@ -175,7 +175,7 @@ func TestInjectEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			d := desiredDeployment(testWorkload(), "east", 1, tt.bindings, tt.existing)
+			d := desiredDeployment(testWorkload(), testWorkload().Spec.Template, "east", 1, tt.bindings, tt.existing)
 			got := map[string][]corev1.EnvVar{}
 			for _, c := range d.Spec.Template.Spec.Containers {
 				got[c.Name] = c.Env
@@ -186,7 +186,7 @@ func TestInjectEnv(t *testing.T) {
 
 	t.Run("carrying over keeps the Deployment's template hash", func(t *testing.T) {
 		g := NewWithT(t)
-		again := desiredDeployment(testWorkload(), "east", 1, []binding{{db, false}, {cache, false}}, existing)
+		again := desiredDeployment(testWorkload(), testWorkload().Spec.Template, "east", 1, []binding{{db, false}, {cache, false}}, existing)
 		g.Expect(again.Annotations).To(Equal(existing.Annotations))
 		g.Expect(again.Spec.Template).To(Equal(existing.Spec.Template))
 	})

@@ -12,12 +12,13 @@ import (
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 )
 
-// envCondition is the Workload's EnvVarsUnique condition for its bindings; ok is false when it
+// envCondition is the Workload's EnvVarsUnique condition for its bindings over the containers of
+// its effective template (this cluster's overrides may set or remove env vars); ok is false when it
 // has none (the condition is then not shown). Two bindings mapping one variable into one
 // container: False/EnvConflict naming both and the one that keeps it (established first). A
 // binding replacing an env var of the template is no conflict (the binding is there to supply
 // it) but is said: True/TemplateEnvReplaced.
-func envCondition(wl *polykubev1alpha1.Workload, bindings []binding) (status metav1.ConditionStatus, reason, msg string, ok bool) {
+func envCondition(containers []corev1.Container, bindings []binding) (status metav1.ConditionStatus, reason, msg string, ok bool) {
 	if len(bindings) == 0 {
 		return "", "", "", false
 	}
@@ -25,11 +26,11 @@ func envCondition(wl *polykubev1alpha1.Workload, bindings []binding) (status met
 	for _, b := range bindings {
 		list = append(list, *b.DatastoreBinding)
 	}
-	if cs := datastorebinding.Collisions(list, wl.Spec.Template.Spec.Containers); len(cs) > 0 {
+	if cs := datastorebinding.Collisions(list, containers); len(cs) > 0 {
 		return metav1.ConditionFalse, polykubev1alpha1.ReasonEnvConflict, datastorebinding.DescribeCollisions(cs) +
 			"; the later binding's mapping is not applied: rename the variable in it (spec.prefix or spec.env[].name) or delete it", true
 	}
-	if replaced := templateEnvReplaced(wl.Spec.Template.Spec.Containers, bindings); len(replaced) > 0 {
+	if replaced := templateEnvReplaced(containers, bindings); len(replaced) > 0 {
 		return metav1.ConditionTrue, polykubev1alpha1.ReasonTemplateEnvReplaced,
 			"the template's env vars " + strings.Join(replaced, ", ") +
 				" are replaced by DatastoreBindings (a binding's variable takes precedence over the template's); remove them from the template to silence this", true

@@ -43,7 +43,7 @@ func TestEnvCondition(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			status, reason, msg, ok := envCondition(testWorkload(), tc.bindings)
+			status, reason, msg, ok := envCondition(testWorkload().Spec.Template.Spec.Containers, tc.bindings)
 			g.Expect(ok).To(Equal(tc.wantOK))
 			g.Expect(status).To(Equal(tc.wantStatus))
 			g.Expect(reason).To(Equal(tc.wantReason))

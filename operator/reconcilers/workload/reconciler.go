@@ -110,15 +110,18 @@ var notOwnCreation = predicate.Funcs{
 	},
 }
 
-// identityAppearsOrGoes passes the creation and deletion of the ClusterMember named cluster:
-// only its existence matters to Workloads, and its status is written often (by the
-// ClusterMember reconciler) — re-checking every Workload on each write would be wasted.
+// identityAppearsOrGoes passes the creation and deletion of the ClusterMember named cluster, and
+// the changes of its spec: its existence and its labels, provider, region and zone (which the
+// Workloads' overrides select on) matter to Workloads. Its status is written often (by the
+// ClusterMember reconciler) — re-checking every Workload on each status write would be wasted.
 func identityAppearsOrGoes(cluster string) predicate.Predicate {
 	return predicate.Funcs{
 		// In the initial list it is no news: every Workload is reconciled on start-up anyway.
-		CreateFunc:  func(e event.CreateEvent) bool { return e.Object.GetName() == cluster && !e.IsInInitialList },
-		DeleteFunc:  func(e event.DeleteEvent) bool { return e.Object.GetName() == cluster },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetName() == cluster && !e.IsInInitialList },
+		DeleteFunc: func(e event.DeleteEvent) bool { return e.Object.GetName() == cluster },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectNew.GetName() == cluster && e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration()
+		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }
@@ -219,6 +222,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
 		st.Targets, st.DesiredReplicas, st.ReadyReplicas, st.Phase = nil, 0, 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("allocate Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
 	desired, targeted := alloc.For(r.ClusterName)
@@ -234,10 +238,24 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		}
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonClusterUnknown, fmt.Sprintf(
 			"no ClusterMember named %q (this operator's --cluster-name) exists in this cluster; nothing is created until the roster in Git lists it",
 			r.ClusterName))
 		return ctrl.Result{}, nil
+	}
+
+	// Step 2b: the effective template, a pure function of the spec and this cluster's
+	// ClusterMember. An error depends on the spec alone (every cluster reports it) and leaves a
+	// running Deployment as it is.
+	effective, applied, err := placement.EffectiveTemplate(wl.Spec, member)
+	if err != nil {
+		msg := fmt.Sprintf("%v; fix the Workload in Git", err)
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
+		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.ReadyReplicas, st.Phase = 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("render the template of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
 
 	// Step 3: refuse to touch objects Polykube did not create for this Workload. A ServiceEndpoint
@@ -254,6 +272,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if len(others) > 0 {
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonIdentityMismatch, otherClusterMessage(others, r.ClusterName))
 		return ctrl.Result{}, nil
 	}
@@ -266,6 +285,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		}
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
 		ready(metav1.ConditionTrue, polykubev1alpha1.ReasonNotTargeted,
 			fmt.Sprintf("cluster %q is not a target of this Workload; nothing runs here", r.ClusterName))
 		return ctrl.Result{}, nil
@@ -273,6 +293,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if len(conflicts) > 0 {
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
 			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
 			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
@@ -284,7 +305,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if status, reason, msg, ok := envCondition(wl, bindings); ok {
+	if status, reason, msg, ok := envCondition(effective.Spec.Containers, bindings); ok {
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.EnvVarsUniqueCondition, status, reason, msg)
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, polykubev1alpha1.EnvVarsUniqueCondition)
@@ -294,8 +315,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		result.RequeueAfter = r.secretRecheck()
 	}
 
-	// Step 6: the Deployment and the Service.
-	dep, err = r.applyDeployment(ctx, wl, desired, bindings, dep)
+	// Step 6: the Deployment (from the effective template) and the Service.
+	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
+	dep, err = r.applyDeployment(ctx, wl, effective, desired, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -318,7 +340,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	st.Targets = targetStatuses(alloc, r.ClusterName, &obs, wl.Generation, st.Targets, now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
 	ready(readyFromPhase(wl, obs, desired))
-	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase)
+	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase, "appliedOverrides", applied)
 	return result, nil
 }
 
@@ -410,9 +432,9 @@ func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload
 
 // applyDeployment creates the Deployment or patches it when the replicas, the labels or the
 // template hash differ from what is desired. It returns the Deployment as it now is.
-func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, replicas int32, bindings []binding,
-	existing *appsv1.Deployment) (*appsv1.Deployment, error) {
-	want := desiredDeployment(wl, r.ClusterName, replicas, bindings, existing)
+func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec,
+	replicas int32, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	want := desiredDeployment(wl, effective, r.ClusterName, replicas, bindings, existing)
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
 		log.Info("Creating Deployment", "replicas", replicas)

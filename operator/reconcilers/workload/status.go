@@ -21,7 +21,8 @@ import (
 // Ready (the summary, for this cluster's slice only):
 //   - True/Succeeded: the local Deployment has every desired replica ready and updated.
 //   - True/NotTargeted: this cluster is not a target; nothing runs here.
-//   - False/InvalidSpec: the distribution cannot be allocated.
+//   - False/InvalidSpec: the distribution cannot be allocated, or spec.overrides cannot be
+//     rendered (placement.EffectiveTemplate; the message names the override).
 //   - False/ClusterUnknown: no ClusterMember is named after this operator's --cluster-name.
 //   - False/Conflict: a Deployment or Service with the Workload's name exists and Polykube did
 //     not create it for this Workload; it is left untouched.
