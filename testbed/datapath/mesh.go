@@ -107,38 +107,46 @@ func MeshStatus(ctx context.Context, e *Env) error {
 				want = append(want, o.Name)
 			}
 		}
-		return wait.For(ctx, e.wait(WaitMeshReady), "ClusterMesh in "+m.Name+" to be ready", func(ctx context.Context) error {
-			return agentsMeshReady(ctx, e, m, want)
-		})
+		agents := 0
+		if err := wait.For(ctx, e.wait(WaitMeshReady), "ClusterMesh in "+m.Name+" to be ready", func(ctx context.Context) error {
+			var err error
+			agents, err = agentsMeshReady(ctx, e, m, want)
+			return err
+		}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Out, "   %s: %d of %d agents see %s ready\n", m.Name, agents, agents, strings.Join(want, ", "))
+		return nil
 	})
 }
 
-func agentsMeshReady(ctx context.Context, e *Env, m Member, want []string) error {
+// agentsMeshReady returns how many agents of m report every cluster of want ready.
+func agentsMeshReady(ctx context.Context, e *Env, m Member, want []string) (int, error) {
 	cl, err := e.Client(m)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var pods corev1.PodList
 	if err := cl.List(ctx, &pods, client.InNamespace(CiliumNamespace), client.MatchingLabels{CiliumAgentPodLabel: CiliumAgentPodLabelV}); err != nil {
-		return err
+		return 0, err
 	}
 	if len(pods.Items) == 0 {
-		return fmt.Errorf("no Cilium agent pods in %s", m.Name)
+		return 0, fmt.Errorf("no Cilium agent pods in %s", m.Name)
 	}
 	for _, p := range pods.Items {
 		out, err := Exec(ctx, m, CiliumNamespace, p.Name, "cilium-agent", "cilium-dbg", "status", "-o", "json")
 		if err != nil {
-			return err
+			return 0, err
 		}
 		r, err := ParseMeshStatus(p.Name, out, want)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := r.Err(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return len(pods.Items), nil
 }
 
 // Exec runs a command in a container of a member's pod, as `kubectl exec` does, and returns its
