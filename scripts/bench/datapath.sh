@@ -15,7 +15,7 @@ topo=$root/testbed/datapath/topologies/kind-cilium-local.yaml
 run=cilium-local
 settle=${SETTLE_SECONDS:-60}
 
-secs() { awk -v s="$1" 'BEGIN { m = int(s / 60); printf (m ? "%dm%02ds" : "%ds"), (m ? s - 60 * m : s), s - 60 * m }'; }
+secs() { awk -v s="$1" 'BEGIN { m = int(s / 60); if (m) printf "%dm%02ds", m, s - 60 * m; else printf "%ds", s }'; }
 host_used_mib() { awk '/^MemTotal:/ {t=$2} /^MemAvailable:/ {a=$2} END {printf "%d", (t - a) / 1024}' /proc/meminfo; }
 nodes_mib() {
   docker stats --no-stream --format '{{.Name}} {{.MemUsage}}' 2>/dev/null |
