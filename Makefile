@@ -34,7 +34,7 @@ demo: testbed-bin ## Bring up a federation on this machine and tell the Polykube
 E2E_TIMEOUT_SCALE ?= 2
 
 .PHONY: e2e
-e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet, cilium and flux).
+e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet and the flux CLI).
 	$(TESTBED) demo --provider $(PROVIDER)
 	@if [ ! -f scenarios/topology-$(PROVIDER).yaml ]; then \
 	  echo "features: not run on $(PROVIDER): there is no scenarios/topology-$(PROVIDER).yaml (make e2e PROVIDER=kind runs them)"; \
