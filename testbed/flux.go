@@ -63,7 +63,7 @@ func (tb *Testbed) upFlux(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := applyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := tb.startFlux(ctx, c.Name); err != nil {
@@ -261,8 +261,8 @@ func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters 
 	return errors.Join(all...)
 }
 
-// applyCRDDir server-side applies every CRD in dir and waits until they are Established.
-func applyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.Wait) error {
+// ApplyCRDDir server-side applies every CRD in dir and waits until they are Established.
+func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.Wait) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no CRDs in %s", dir)

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/execx"
@@ -243,10 +245,11 @@ func (b *Bed) saveState() error {
 
 // requirements are what the host needs for this run.
 func (b *Bed) requirements() datapath.Requirements {
-	// Cilium is installed with the Helm SDK: no cilium CLI. Flux is still installed with the
-	// flux CLI (`flux install`), and only when the topology lists it.
+	// Cilium is installed with the Helm SDK: no cilium CLI. With upstream images Flux is
+	// installed with the flux CLI (`flux install`), when the topology lists it; with local
+	// images from the test bed's own manifests.
 	req := datapath.Requirements{}
-	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) && b.state.Topology.Images != datapath.ImagesLocal {
 		req.Tools = append(req.Tools, datapath.FluxCLI)
 	}
 	// Docker builds the image either way; it also runs the nodes unless k0s is on SSH hosts.
@@ -347,10 +350,10 @@ func (b *Bed) actions(ctx context.Context) []action {
 		{what: "Waiting for Cilium, the nodes and CoreDNS", fn: func() error { return datapath.WaitCilium(ctx, e) }},
 		{what: "Checking pod-to-Service traffic in every cluster", fn: func() error { return datapath.CheckServices(ctx, e) }},
 		{what: "Waiting for Cilium ClusterMesh", fn: func() error { return datapath.MeshStatus(ctx, e) }, skip: len(e.Members) < 2},
-		{what: "Checking that nothing was pulled", fn: func() error { return b.checkNothingPulled(ctx) }, skip: !local},
 		{what: "Starting the Git server", fn: func() error { return b.upGit(ctx) }, skip: !has(topology.AddonGit)},
 		{what: "Installing Flux", fn: func() error { return b.upFlux(ctx) }, skip: !has(topology.AddonFlux)},
 		{what: "Waiting for the operators", fn: func() error { return b.waitOperators(ctx) }, skip: !has(topology.AddonOperator)},
+		{what: "Checking that nothing was pulled", fn: func() error { return b.checkNothingPulled(ctx) }, skip: !local},
 		{what: "Recording the run", fn: b.saveState},
 	}
 }
@@ -511,12 +514,10 @@ func (b *Bed) preflight(ctx context.Context) error {
 	if b.state.Topology.Images != datapath.ImagesLocal {
 		return nil
 	}
-	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
-		return errors.New("images: local: the Flux controllers' images are built here (`polykube-testbed images build flux`), " +
-			"but the test bed does not install them in the clusters yet (docs/known-limitations.md); " +
-			"use `addons: []` in the topology for clusters with Cilium only, or `images: upstream` on a machine that can pull")
-	}
 	needed := []string{"kind-node", "cilium", "polykube"}
+	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+		needed = append(needed, "flux")
+	}
 	missing, err := datapath.MissingLocalImages(ctx, needed...)
 	if err != nil {
 		return err
@@ -654,13 +655,31 @@ func (b *Bed) upGit(ctx context.Context) error {
 }
 
 func (b *Bed) upFlux(ctx context.Context) error {
-	if err := datapath.InstallFlux(ctx, b.env); err != nil {
+	if err := b.installFlux(ctx); err != nil {
 		return err
 	}
 	if err := datapath.ApplyFluxObjects(ctx, b.env, b.GitURL()); err != nil {
 		return err
 	}
 	return datapath.WaitApplied(ctx, b.env, b.state.Seeded)
+}
+
+// installFlux installs the source and kustomize controllers: with upstream images by the flux
+// CLI, with local ones from the test bed's manifests and the CRDs of the controllers' modules.
+func (b *Bed) installFlux(ctx context.Context) error {
+	if b.state.Topology.Images != datapath.ImagesLocal {
+		return datapath.InstallFlux(ctx, b.env)
+	}
+	var crds string
+	if !b.env.Runner.DryRun() {
+		var err error
+		if crds, err = toolchain.FluxCRDs(ctx); err != nil {
+			return err
+		}
+	}
+	return datapath.InstallFluxLocal(ctx, b.env, datapath.LocalFluxImages(), crds, func(ctx context.Context, cl client.Client, dir string) error {
+		return testbed.ApplyCRDDir(ctx, cl, dir, b.state.Topology.Wait(topology.WaitCRDs))
+	})
 }
 
 // waitOperators waits until the operator Deployment is available in every cluster.

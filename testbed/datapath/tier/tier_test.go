@@ -37,6 +37,7 @@ func TestUp_DryRunPlan(t *testing.T) {
 		opts Options
 	}{
 		{"kind", Options{Provider: topology.ProviderKind}},
+		{"kind-local", Options{Provider: topology.ProviderKind, Images: datapath.ImagesLocal}},
 		{"k0s-docker", Options{Provider: topology.ProviderK0s}},
 		{"k0s-ssh", Options{Provider: topology.ProviderK0s, K0sHosts: "../../provider/k0s/testdata/hosts.yaml", GitListen: "10.0.0.1:8090"}},
 	} {
