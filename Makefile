@@ -26,9 +26,9 @@ help: ## Show the targets and what they do.
 ##@ Using Polykube
 
 .PHONY: demo
-demo: testbed-bin ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it).
+demo: testbed-bin ## Bring up a federation on this machine and tell the Polykube story (PROVIDER=kwok|kind, KEEP=1 keeps it, IMAGES=local uses the images built here).
 	@if [ -n "$(DEMO_TOOLS)" ]; then $(TESTBED) tools --build $(DEMO_TOOLS); fi
-	$(TESTBED) demo --provider $(PROVIDER) $(if $(KEEP),--keep)
+	$(TESTBED) demo --provider $(PROVIDER) $(if $(KEEP),--keep) $(if $(IMAGES),--images $(IMAGES))
 
 # Real clusters are slower than kwok: every scenario wait (config.yaml) is scaled by this.
 E2E_TIMEOUT_SCALE ?= 2

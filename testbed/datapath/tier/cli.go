@@ -206,6 +206,7 @@ func extendWith(c *cobra.Command, fn func(*cobra.Command, *Bed) error) {
 func extendDemo(c *cobra.Command) {
 	addProviderFlag(c)
 	c.Flags().Bool("dry-run", false, "datapath tier: print every action and external command instead of running them")
+	c.Flags().String("images", "", "datapath tier: upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
 	orig := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		prov := flagString(cmd, "provider")
@@ -218,6 +219,9 @@ func extendDemo(c *cobra.Command) {
 		opts, err := options(cmd, topology.Default(), prov)
 		if err != nil {
 			return err
+		}
+		if opts.Images == "" {
+			opts.Images = os.Getenv("IMAGES")
 		}
 		b, err := Open(opts)
 		if err != nil {
