@@ -4,6 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
@@ -45,4 +53,116 @@ func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {
 // ForWorkload allocates the replicas of a Workload over its targets.
 func ForWorkload(w *polykubev1alpha1.Workload) (Allocation, error) {
 	return Allocate(SpecFromWorkload(w))
+}
+
+// Failover defaults, applied when spec.distribution.failover leaves a field unset (the API
+// server sets the same defaults; these cover objects that did not pass through it).
+const (
+	DefaultDetectAfter = 2 * time.Minute
+	DefaultReturnAfter = 10 * time.Minute
+)
+
+// FailoverConfig is a Workload's spec.distribution.failover with the defaults applied.
+type FailoverConfig struct {
+	Timing   FailoverTiming
+	MaxSurge MaxSurge
+}
+
+// FailoverFromWorkload returns the failover settings of a Workload; ok is false when the
+// Workload does not opt in. An invalid maxSurge (which the API's validation rejects) is an error.
+func FailoverFromWorkload(w *polykubev1alpha1.Workload) (cfg FailoverConfig, ok bool, err error) {
+	f := w.Spec.Distribution.Failover
+	if f == nil {
+		return FailoverConfig{}, false, nil
+	}
+	cfg = FailoverConfig{
+		Timing:   FailoverTiming{DetectAfter: DefaultDetectAfter, ReturnAfter: DefaultReturnAfter},
+		MaxSurge: DefaultMaxSurge,
+	}
+	if f.DetectAfter != nil {
+		cfg.Timing.DetectAfter = f.DetectAfter.Duration
+	}
+	if f.ReturnAfter != nil {
+		cfg.Timing.ReturnAfter = f.ReturnAfter.Duration
+	}
+	if cfg.Timing.DetectAfter <= 0 || cfg.Timing.ReturnAfter <= 0 {
+		return FailoverConfig{}, true, fmt.Errorf("spec.distribution.failover: detectAfter (%s) and returnAfter (%s) must be positive",
+			cfg.Timing.DetectAfter, cfg.Timing.ReturnAfter)
+	}
+	if f.MaxSurge != nil {
+		if cfg.MaxSurge, err = MaxSurgeOf(*f.MaxSurge); err != nil {
+			return FailoverConfig{}, true, err
+		}
+	}
+	return cfg, true, nil
+}
+
+// MaxSurgeOf converts an int-or-percent ("3", 3 or "50%") into a MaxSurge.
+func MaxSurgeOf(v intstr.IntOrString) (MaxSurge, error) {
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return MaxSurge{}, fmt.Errorf("spec.distribution.failover.maxSurge %d is negative", v.IntVal)
+		}
+		return SurgeReplicas(v.IntVal), nil
+	}
+	s, percent := strings.CutSuffix(v.StrVal, "%")
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 {
+		return MaxSurge{}, fmt.Errorf("spec.distribution.failover.maxSurge %q is neither a non-negative number nor a percentage such as \"100%%\"", v.StrVal)
+	}
+	if percent {
+		return SurgePercent(int32(n)), nil
+	}
+	return SurgeReplicas(int32(n)), nil
+}
+
+// FailoverStateFromStatus reads the hysteresis a Workload's status kept (nil: none).
+func FailoverStateFromStatus(st *polykubev1alpha1.FailoverStatus) FailoverState {
+	if st == nil {
+		return FailoverState{}
+	}
+	var s FailoverState
+	for _, p := range st.Peers {
+		s.Peers = append(s.Peers, PeerFailover{
+			Cluster:      p.Cluster,
+			Absorbed:     p.AbsorbedReplicas,
+			ActiveSince:  timeOf(p.Since),
+			PendingSince: timeOf(p.PendingSince),
+			PendingTo:    p.PendingReplicas,
+		})
+	}
+	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].Cluster < s.Peers[j].Cluster })
+	return s
+}
+
+// FailoverStatusOf is the status form of this cluster's failover: the state and what it runs.
+// metav1.Time keeps whole seconds, so callers pass times truncated to the second for the state
+// to round-trip exactly.
+func FailoverStatusOf(state FailoverState, f Failover) *polykubev1alpha1.FailoverStatus {
+	st := &polykubev1alpha1.FailoverStatus{BaseReplicas: f.Base, ExtraReplicas: f.Extra, EffectiveReplicas: f.Replicas}
+	for _, p := range state.Peers {
+		st.Peers = append(st.Peers, polykubev1alpha1.PeerFailoverStatus{
+			Cluster:          p.Cluster,
+			AbsorbedReplicas: p.Absorbed,
+			Since:            metaTimeOf(p.ActiveSince),
+			PendingSince:     metaTimeOf(p.PendingSince),
+			PendingReplicas:  p.PendingTo,
+		})
+	}
+	return st
+}
+
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+func metaTimeOf(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(t)
+	return &mt
 }

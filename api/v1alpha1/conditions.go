@@ -47,6 +47,13 @@ const (
 	// when an operator started in this cluster with another --cluster-name (or with a pin copied
 	// from another cluster) and refused to run: the message says what to fix.
 	OperatorIdentityCondition = "OperatorIdentity"
+
+	// FailoverReadyCondition (Workload, only with spec.distribution.failover) is True when this
+	// cluster can see its peers through the mesh: a ServiceEndpoint exposes the Workload and
+	// Cilium mirrors at least one peer's EndpointSlices for its Service (reason FailoverActive
+	// while a peer's deficit is absorbed, else Succeeded). False with ServiceEndpointMissing or
+	// NoMeshView: the Deployment then runs its base share.
+	FailoverReadyCondition = "FailoverReady"
 )
 
 // Condition reasons, shared by all kinds. Event reasons equal condition reasons.
@@ -88,6 +95,21 @@ const (
 	ReasonTakenOver = "TakenOver"
 	// ReasonTemplateEnvReplaced: a binding's env var replaces one of the Workload's template.
 	ReasonTemplateEnvReplaced = "TemplateEnvReplaced"
+
+	// Failover (Workload, decision 0006).
+	// ReasonFailoverActive: this cluster's view shows a peer's deficit for detectAfter and the
+	// Deployment runs extra replicas for it (or would, within maxSurge).
+	ReasonFailoverActive = "FailoverActive"
+	// ReasonServiceEndpointMissing: failover is set but no ServiceEndpoint exposes the
+	// Workload, so there is no Service whose mirrored EndpointSlices would show the peers.
+	ReasonServiceEndpointMissing = "ServiceEndpointMissing"
+	// ReasonNoMeshView: the Workload's Service has no EndpointSlice mirrored from any peer:
+	// Cilium's endpoint-slice synchronisation is off, or no peer is targeted or reachable.
+	ReasonNoMeshView = "NoMeshView"
+	// ReasonFailoverStarted (event): this cluster started absorbing a peer's deficit.
+	ReasonFailoverStarted = "FailoverStarted"
+	// ReasonFailoverEnded (event): every peer's deficit ended and the extra replicas are given back.
+	ReasonFailoverEnded = "FailoverEnded"
 )
 
 // Labels and annotations the operator writes.

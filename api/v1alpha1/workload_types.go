@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Distribution strategies.
@@ -253,6 +254,47 @@ type Distribution struct {
 	// +listType=map
 	// +listMapKey=clusterRef
 	Targets []DistributionTarget `json:"targets"`
+
+	// Failover, when set, lets this cluster run extra replicas for peers that, as this
+	// cluster's view of the mesh shows, serve fewer ready endpoints than their share (decision
+	// 0006). It needs a ServiceEndpoint for the Workload: the signal is the EndpointSlices
+	// Cilium mirrors for its Service. Unset, the Deployment runs the allocation, exactly.
+	// +optional
+	Failover *Failover `json:"failover,omitempty"`
+}
+
+// Failover is the opt-in capacity failover of a Workload: detect a peer's deficit, absorb it
+// capped, give it back after the peer has served again for a while.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.detectAfter) || !has(self.returnAfter) || duration(self.returnAfter) >= duration(self.detectAfter)",message="spec.distribution.failover.returnAfter must be at least detectAfter (default returnAfter 10m, detectAfter 2m): giving replicas back sooner than taking them would flap"
+type Failover struct {
+	// DetectAfter is how long a peer's deficit must be seen before this cluster absorbs it; a
+	// shorter blip moves nothing. A Go duration (90s, 2m, 1h); default 2m.
+	// +optional
+	// +kubebuilder:default="2m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="spec.distribution.failover.detectAfter must be a positive duration such as 90s or 2m"
+	DetectAfter *metav1.Duration `json:"detectAfter,omitempty"`
+
+	// ReturnAfter is how long a peer must be seen serving its share again before this cluster
+	// gives its extra replicas back (make-before-break). A Go duration; default 10m; at least
+	// detectAfter.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="spec.distribution.failover.returnAfter must be a positive duration such as 10m"
+	ReturnAfter *metav1.Duration `json:"returnAfter,omitempty"`
+
+	// MaxSurge caps the extra replicas this cluster runs for its peers: a number of replicas,
+	// or a percentage ("50%") of this cluster's base share, rounded up. 0 turns the surge off
+	// and keeps the status. Default "100%": a cluster at most doubles.
+	// +optional
+	// +kubebuilder:default="100%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 0 && self <= 100000) : self.matches('^[0-9]{1,5}%$')",message="spec.distribution.failover.maxSurge must be a non-negative number of replicas (at most 100000) or a percentage such as \"100%\""
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
 }
 
 // DistributionTarget is one cluster's share of a Workload.
@@ -390,11 +432,61 @@ type WorkloadStatus struct {
 	// +listMapKey=cluster
 	Targets []TargetStatus `json:"targets,omitempty"`
 
-	// Conditions: Allocated, Ready.
+	// Failover is this cluster's capacity failover for the Workload, when spec.distribution.failover
+	// is set: its base and effective replicas and the peers whose deficit it absorbs or watches.
+	// It is also the failover's memory: an operator restart resumes from it.
+	// +optional
+	Failover *FailoverStatus `json:"failover,omitempty"`
+
+	// Conditions: Allocated, Ready, and FailoverReady when failover is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// FailoverStatus is one cluster's failover: what it runs and what it remembers of each peer
+// (placement.FailoverState).
+type FailoverStatus struct {
+	// BaseReplicas is this cluster's allocation, which failover never lowers.
+	BaseReplicas int32 `json:"baseReplicas"`
+
+	// ExtraReplicas is what this cluster runs for its peers' absorbed deficits, capped by maxSurge.
+	// +optional
+	ExtraReplicas int32 `json:"extraReplicas,omitempty"`
+
+	// EffectiveReplicas is base plus extra: the Deployment's replicas.
+	EffectiveReplicas int32 `json:"effectiveReplicas"`
+
+	// Peers are the peers with an absorbed or pending deficit, sorted by cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	Peers []PeerFailoverStatus `json:"peers,omitempty"`
+}
+
+// PeerFailoverStatus is what this cluster's failover remembers of one peer.
+type PeerFailoverStatus struct {
+	// Cluster is the peer's clusterRef.
+	Cluster string `json:"cluster"`
+
+	// AbsorbedReplicas is the peer's deficit acted on: the replicas it misses below its base
+	// share, as this cluster saw them for detectAfter. The fleet's survivors split the sum.
+	// +optional
+	AbsorbedReplicas int32 `json:"absorbedReplicas,omitempty"`
+
+	// Since is when the peer's deficit was first absorbed; unset while nothing is absorbed.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+
+	// PendingSince is when the observed deficit started to differ from the absorbed one; a
+	// rise takes effect after detectAfter, a fall after returnAfter.
+	// +optional
+	PendingSince *metav1.Time `json:"pendingSince,omitempty"`
+
+	// PendingReplicas is what AbsorbedReplicas becomes when the wait is over.
+	// +optional
+	PendingReplicas int32 `json:"pendingReplicas,omitempty"`
 }
 
 // Workload is a backend workload distributed over member clusters. Every cluster holds the
@@ -407,6 +499,7 @@ type WorkloadStatus struct {
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.status.cluster`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Effective",type=integer,JSONPath=`.status.failover.effectiveReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit, at most 63 characters) because it names the Deployment, its pod label and the Service; rename the Workload"

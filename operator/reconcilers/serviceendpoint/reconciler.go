@@ -197,6 +197,7 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		obs.Targeted = slices.ContainsFunc(wl.Spec.Distribution.Targets, func(t polykubev1alpha1.DistributionTarget) bool {
 			return t.ClusterRef == r.ClusterName
 		})
+		obs.SyncEndpointSlices = wl.Spec.Distribution.Failover != nil && obs.Settings.Global
 		if alloc, err := placement.ForWorkload(wl); err == nil {
 			if n, ok := alloc.For(r.ClusterName); ok {
 				obs.LocalReplicas = &n
@@ -204,7 +205,7 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		}
 	}
 
-	conflict, err := r.applyService(ctx, se)
+	conflict, err := r.applyService(ctx, se, obs.SyncEndpointSlices)
 	switch {
 	case apierrors.IsAlreadyExists(err), apierrors.IsConflict(err):
 		return obs, true
@@ -229,8 +230,13 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 // applyService creates the Service or patches the fields that differ from the spec. It returns
 // a description of the owner when a Service of that name exists that this ServiceEndpoint did
 // not create; that Service is not touched.
-func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint) (conflict string, err error) {
+// With syncSlices (the Workload has failover on) the Service also asks Cilium to mirror the
+// peers' endpoints (SyncEndpointSlices).
+func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.ServiceEndpoint, syncSlices bool) (conflict string, err error) {
 	want := DesiredService(se, r.ClusterName)
+	if syncSlices {
+		SyncEndpointSlices(want)
+	}
 	if err := controllerutil.SetControllerReference(se, want, r.Scheme); err != nil {
 		return "", fmt.Errorf("set the owner reference of Service %s/%s: %w", want.Namespace, want.Name, err)
 	}

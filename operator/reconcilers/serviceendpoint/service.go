@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/meshview"
 )
 
 // Cilium ClusterMesh global-service annotations (Cilium's pkg/annotation: ServicePrefix
@@ -20,11 +21,6 @@ const (
 	SharedAnnotation   = "service.cilium.io/shared"
 	AffinityAnnotation = "service.cilium.io/affinity"
 )
-
-// ciliumMeshSliceManager is the endpointslice.kubernetes.io/managed-by value of the
-// EndpointSlices Cilium creates for remote backends (service.cilium.io/global-sync-endpoint-slices).
-// Those endpoints run in other clusters, so they are not counted as local.
-const ciliumMeshSliceManager = "endpointslice-mesh-controller.cilium.io"
 
 // Settings are the Cilium annotation values a ServiceEndpoint asks for, with the API defaults
 // applied (global and shared true, affinity none).
@@ -69,7 +65,20 @@ func (s Settings) Annotations() map[string]string {
 
 // managedAnnotations are the annotations the reconciler owns on its Services: one the desired
 // Service lacks is removed (an affinity set back to none, or "none" written by an older operator).
-var managedAnnotations = []string{GlobalAnnotation, SharedAnnotation, AffinityAnnotation}
+var managedAnnotations = []string{GlobalAnnotation, SharedAnnotation, AffinityAnnotation, meshview.SyncAnnotation}
+
+// SyncEndpointSlices asks Cilium to mirror the peers' endpoints of the Service as EndpointSlices
+// in this cluster (meshview.SyncAnnotation): the signal of the Workload's capacity failover.
+// It is set only for a global Service whose Workload has spec.distribution.failover, not for
+// every global Service: with Cilium's endpoint-slice synchronisation on, each annotated Service
+// costs every cluster one set of mirrored slices per peer, which nothing else here reads.
+// Without that Cilium option the annotation does nothing.
+func SyncEndpointSlices(svc *corev1.Service) {
+	if svc.Annotations == nil {
+		svc.Annotations = map[string]string{}
+	}
+	svc.Annotations[meshview.SyncAnnotation] = "true"
+}
 
 // String is the short form used in condition messages.
 func (s Settings) String() string {
@@ -216,7 +225,8 @@ func DescribeOwner(svc *corev1.Service) string {
 func CountReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
 	seen := map[string]bool{}
 	for _, s := range slices {
-		if s.Labels[discoveryv1.LabelManagedBy] == ciliumMeshSliceManager {
+		// Slices Cilium mirrors from other clusters: their endpoints run elsewhere.
+		if s.Labels[discoveryv1.LabelManagedBy] == meshview.ManagedBy {
 			continue
 		}
 		for _, ep := range s.Endpoints {

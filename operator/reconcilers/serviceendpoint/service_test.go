@@ -383,3 +383,21 @@ func TestIsTransition(t *testing.T) {
 		})
 	}
 }
+
+// The endpoint-slice sync annotation is added for a failover Workload and removed when failover
+// is turned off.
+func TestReconciled_SyncEndpointSlicesAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	plain := DesiredService(serviceEndpoint("checkout"), "aws-eu")
+	synced := plain.DeepCopy()
+	SyncEndpointSlices(synced)
+	g.Expect(synced.Annotations).To(HaveKeyWithValue("service.cilium.io/global-sync-endpoint-slices", "true"))
+
+	out, changed := Reconciled(plain, synced)
+	g.Expect(changed).To(BeTrue())
+	g.Expect(out.Annotations).To(HaveKeyWithValue("service.cilium.io/global-sync-endpoint-slices", "true"))
+
+	out, changed = Reconciled(out, plain)
+	g.Expect(changed).To(BeTrue())
+	g.Expect(out.Annotations).NotTo(HaveKey("service.cilium.io/global-sync-endpoint-slices"))
+}

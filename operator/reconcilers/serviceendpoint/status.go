@@ -31,6 +31,9 @@ type Observation struct {
 	Cluster string
 	// ReadyEndpoints is the count of ready local endpoints of the Service.
 	ReadyEndpoints int32
+	// SyncEndpointSlices is true when the Service asks Cilium to mirror the peers' endpoints:
+	// it is global and the Workload has spec.distribution.failover.
+	SyncEndpointSlices bool
 }
 
 // ReadyCondition is the Ready condition for an observation.

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
@@ -52,6 +54,7 @@ const DefaultSecretRecheckInterval = 30 * time.Second
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler reconciles Workloads in the cluster named ClusterName.
@@ -93,12 +96,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
 			}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&polykubev1alpha1.ServiceEndpoint{}, sameName, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&polykubev1alpha1.ServiceEndpoint{}, handler.EnqueueRequestsFromMapFunc(forServiceEndpoint),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
+			builder.WithPredicates(mirroredSlice)).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
 			builder.WithPredicates(identityAppearsOrGoes(r.ClusterName))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 }
+
+// forServiceEndpoint maps a ServiceEndpoint to the Workload of its name (whose Service it may
+// provide) and to the Workload it references (whose failover reads its Service's slices).
+func forServiceEndpoint(_ context.Context, o client.Object) []reconcile.Request {
+	se := o.(*polykubev1alpha1.ServiceEndpoint)
+	reqs := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: se.Namespace, Name: se.Name}}}
+	if ref := se.Spec.WorkloadRef.Name; ref != "" && ref != se.Name {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: se.Namespace, Name: ref}})
+	}
+	return reqs
+}
+
+// mirroredSlice passes only the EndpointSlices Cilium mirrors from peers: the local ones change
+// with every pod and say nothing about the peers.
+var mirroredSlice = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	return o.GetLabels()[discoveryv1.LabelManagedBy] == meshview.ManagedBy
+})
 
 // notOwnCreation drops the creation events of the Deployments and Services the operator
 // creates: the reconcile that created one already knows about it (and on start-up, every
@@ -283,6 +306,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		if err := r.deleteOwned(ctx, dep, svc); err != nil {
 			return ctrl.Result{}, err
 		}
+		st.Failover = nil
+		meta.RemoveStatusCondition(&st.Conditions, polykubev1alpha1.FailoverReadyCondition)
 		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
 		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
@@ -315,9 +340,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		result.RequeueAfter = r.secretRecheck()
 	}
 
+	// Step 5b: capacity failover, when the Workload opts in: base + what this cluster's view of
+	// the mesh says its peers miss, capped. Without it, replicas is the allocation.
+	fo, err := r.failover(ctx, wl, alloc, desired)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	replicas := fo.replicas
+	if fo.requeueAfter > 0 && (result.RequeueAfter == 0 || fo.requeueAfter < result.RequeueAfter) {
+		result.RequeueAfter = fo.requeueAfter
+	}
+
 	// Step 6: the Deployment (from the effective template) and the Service.
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
-	dep, err = r.applyDeployment(ctx, wl, effective, desired, bindings, dep)
+	dep, err = r.applyDeployment(ctx, wl, effective, replicas, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -336,10 +372,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	}
 
 	// Step 7: status of the local slice.
-	obs := observe(dep, desired)
+	obs := observe(dep, replicas)
 	st.Targets = targetStatuses(alloc, r.ClusterName, &obs, wl.Generation, st.Targets, now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
-	ready(readyFromPhase(wl, obs, desired))
+	ready(readyFromPhase(wl, obs, replicas))
 	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase, "appliedOverrides", applied)
 	return result, nil
 }
