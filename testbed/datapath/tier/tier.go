@@ -384,6 +384,9 @@ func (b *Bed) loadImages(ctx context.Context) error {
 	refs := []string{datapath.Image}
 	if b.state.Topology.Images == datapath.ImagesLocal {
 		refs = append(refs, datapath.LocalCiliumImages().List()...)
+		if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+			refs = append(refs, datapath.LocalFluxImages().List()...)
+		}
 	}
 	archive := b.imageArchive()
 	if _, err := b.env.Runner.Run(ctx, execx.Command("docker", append([]string{"save", "--output", archive}, refs...)...)); err != nil {

@@ -202,3 +202,20 @@ func TestDemoChecks(t *testing.T) {
 	g.Expect(CheckAfter(count("a", "a", ""), cl, "c")).To(MatchError(ContainSubstring("no call was answered by b, which is still up")))
 	g.Expect(CheckAfter(count("a", "b", "c"), cl, "c")).To(MatchError(ContainSubstring("answered by c, whose nodes are stopped")))
 }
+
+// With local images nothing can be pulled, so every image the plan runs is in the archive the
+// nodes import: Polykube's, Cilium's and, with the flux add-on, Flux's.
+func TestUp_LocalImagesAreAllLoaded(t *testing.T) {
+	g := NewWithT(t)
+	b, dry, _ := dryRun(t, Options{Provider: topology.ProviderKind, Images: datapath.ImagesLocal})
+	g.Expect(b.Up(context.Background())).To(Succeed())
+	var saved []string
+	for _, c := range dry.Commands() {
+		if c.Path == "docker" && c.Args[0] == "save" {
+			saved = append(saved, c.Args[3:]...)
+		}
+	}
+	want := append([]string{datapath.Image}, datapath.LocalCiliumImages().List()...)
+	want = append(want, datapath.LocalFluxImages().List()...)
+	g.Expect(saved).To(ConsistOf(want))
+}
