@@ -35,7 +35,8 @@ func hashJSON(what string, v any) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// SpecFromWorkload builds the placement input of a Workload.
+// SpecFromWorkload builds the placement input of a Workload from its explicit targets only; a
+// Workload with distribution.targetSelectors needs the roster: use SpecFromWorkloadIn.
 func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {
 	d := w.Spec.Distribution
 	s := Spec{
@@ -50,7 +51,8 @@ func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {
 	return s
 }
 
-// ForWorkload allocates the replicas of a Workload over its targets.
+// ForWorkload allocates the replicas of a Workload over its explicit targets; it ignores
+// distribution.targetSelectors (ForWorkloadIn resolves them over a roster).
 func ForWorkload(w *polykubev1alpha1.Workload) (Allocation, error) {
 	return Allocate(SpecFromWorkload(w))
 }

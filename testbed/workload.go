@@ -50,7 +50,18 @@ func workloadReconciled(ctx context.Context, cl client.Client, cluster, namespac
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, w); err != nil {
 		return err
 	}
-	alloc, err := placement.ForWorkload(w)
+	var roster []polykubev1alpha1.ClusterMember
+	if placement.UsesRoster(w) {
+		list := &polykubev1alpha1.ClusterMemberList{}
+		if err := cl.List(ctx, list); err != nil {
+			return fmt.Errorf("list ClusterMembers to resolve the Workload's targetSelectors: %w", err)
+		}
+		roster = list.Items
+	}
+	alloc, err := placement.ForWorkloadIn(w, roster)
+	if errors.Is(err, placement.ErrNoTargets) {
+		return err // the roster may still be arriving
+	}
 	if err != nil {
 		return wait.Stop(fmt.Errorf("the Workload's spec allocates nothing: %w", err))
 	}

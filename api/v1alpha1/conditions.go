@@ -69,6 +69,10 @@ const (
 	ReasonNotTargeted       = "NotTargeted"
 	ReasonDeploymentPending = "DeploymentPending"
 	ReasonDegraded          = "Degraded"
+	// ReasonNoTargets (Workload, Allocated and Ready): distribution.targetSelectors select no
+	// ClusterMember of the roster and there are no explicit targets. The roster may still be
+	// arriving, so the operator changes nothing it runs and waits for a ClusterMember.
+	ReasonNoTargets = "NoTargets"
 
 	// Federation.
 	ReasonMemberMissing        = "MemberMissing"

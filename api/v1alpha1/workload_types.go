@@ -229,11 +229,13 @@ type ResourcesOverride struct {
 // Distribution is the placement of a Workload's replicas over clusters.
 //
 // +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.replicas)",message="spec.distribution.replicas is only allowed with strategy MultiCloudWeighted; with Static set replicas on each target"
-// +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || self.targets.all(t, has(t.replicas))",message="spec.distribution.targets[].replicas is required on every target when strategy is Static"
-// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || has(self.replicas) || self.targets.all(t, has(t.replicas))",message="spec.distribution: with strategy MultiCloudWeighted set either distribution.replicas (a total split by weight) or replicas on every target"
-// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || !has(self.replicas) || self.targets.all(t, has(t.replicas) || has(t.weight))",message="spec.distribution.targets[].weight is required on every target without replicas when strategy is MultiCloudWeighted and distribution.replicas is set"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() <= self.replicas",message="spec.distribution.replicas must be at least the sum of the targets' explicit replicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() == self.replicas || self.targets.exists(t, !has(t.replicas) && has(t.weight) && t.weight > 0)",message="spec.distribution: the replicas left after the targets' explicit replicas need at least one target with a weight above 0 and no explicit replicas"
+// +kubebuilder:validation:XValidation:rule="has(self.targets) || has(self.targetSelectors)",message="spec.distribution: set targets, targetSelectors or both"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.targets) || self.targets.all(t, has(t.replicas))",message="spec.distribution.targets[].replicas is required on every target when strategy is Static"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.targetSelectors) || self.targetSelectors.all(s, has(s.replicas))",message="spec.distribution.targetSelectors[].replicas is required on every rule when strategy is Static (weight needs MultiCloudWeighted)"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || has(self.replicas) || ((!has(self.targets) || self.targets.all(t, has(t.replicas))) && (!has(self.targetSelectors) || self.targetSelectors.all(s, has(s.replicas))))",message="spec.distribution: with strategy MultiCloudWeighted set either distribution.replicas (a total split by weight) or replicas on every target and every targetSelectors rule"
+// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || !has(self.replicas) || !has(self.targets) || self.targets.all(t, has(t.replicas) || has(t.weight))",message="spec.distribution.targets[].weight is required on every target without replicas when strategy is MultiCloudWeighted and distribution.replicas is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.targets) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() <= self.replicas",message="spec.distribution.replicas must be at least the sum of the targets' explicit replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || has(self.targetSelectors) || !has(self.targets) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() == self.replicas || self.targets.exists(t, !has(t.replicas) && has(t.weight) && t.weight > 0)",message="spec.distribution: the replicas left after the targets' explicit replicas need at least one target with a weight above 0 and no explicit replicas"
 type Distribution struct {
 	// Strategy is Static (each target's replicas as given) or MultiCloudWeighted (explicit
 	// replicas stand; a total in replicas is split over the other targets by weight).
@@ -247,13 +249,26 @@ type Distribution struct {
 	// +kubebuilder:validation:Maximum=100000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Targets are the clusters the Workload may run in.
-	// +required
+	// Targets are clusters the Workload runs in, named explicitly. A target wins over every
+	// targetSelectors rule for the cluster it names.
+	// +optional
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=511
 	// +listType=map
 	// +listMapKey=clusterRef
-	Targets []DistributionTarget `json:"targets"`
+	Targets []DistributionTarget `json:"targets,omitempty"`
+
+	// TargetSelectors add targets by label: each rule selects ClusterMembers of the roster (the
+	// ClusterMembers in the cluster) and gives every one it selects the rule's replicas or
+	// weight. A cluster named in targets keeps its explicit entry; a cluster selected by several
+	// rules takes the first. Every cluster holds the same roster, so every cluster resolves the
+	// same targets; a ClusterMember that joins with matching labels becomes a target without an
+	// edit of the Workload. The list is atomic because its order is meaning.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	TargetSelectors []TargetSelector `json:"targetSelectors,omitempty"`
 
 	// Failover, when set, lets this cluster run extra replicas for peers that, as this
 	// cluster's view of the mesh shows, serve fewer ready endpoints than their share (decision
@@ -295,6 +310,35 @@ type Failover struct {
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 0 && self <= 100000) : self.matches('^[0-9]{1,5}%$')",message="spec.distribution.failover.maxSurge must be a non-negative number of replicas (at most 100000) or a percentage such as \"100%\""
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+}
+
+// TargetSelector is one rule of distribution.targetSelectors: the clusters it selects and the
+// share each of them gets.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.replicas) != has(self.weight)",message="spec.distribution.targetSelectors[]: set exactly one of replicas or weight"
+type TargetSelector struct {
+	// LabelSelector matches the ClusterMember's spec.labels plus the well-known keys
+	// polykube.kismet.io/cluster (its name), polykube.kismet.io/provider,
+	// polykube.kismet.io/region and polykube.kismet.io/zone, which win over a label of the same
+	// key (the labels overrides select on). It must not be empty: to target every cluster say
+	// so, for example with {matchExpressions: [{key: polykube.kismet.io/cluster, operator: Exists}]}.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",message="spec.distribution.targetSelectors[].labelSelector must not be empty: set matchLabels or matchExpressions"
+	LabelSelector metav1.LabelSelector `json:"labelSelector"`
+
+	// Replicas is the explicit replica count of every cluster the rule selects (as
+	// targets[].replicas).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Weight is the relative share of every cluster the rule selects, with MultiCloudWeighted
+	// (as targets[].weight).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Weight *int32 `json:"weight,omitempty"`
 }
 
 // DistributionTarget is one cluster's share of a Workload.

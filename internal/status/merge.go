@@ -39,6 +39,9 @@ type merger struct {
 	report Report
 	// notReady collects the Summary's NotReady entries.
 	notReady []string
+	// rosterAffected names the Workloads (namespace/name) whose copies resolve different
+	// targets because the clusters' rosters differ.
+	rosterAffected []string
 }
 
 func (m *merger) reachable(i int) bool { return m.snaps[i].Err == nil }

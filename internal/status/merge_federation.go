@@ -69,7 +69,7 @@ func (m *merger) federations() {
 			for _, g := range groups {
 				parts = append(parts, fmt.Sprintf("%s: [%s]", strings.Join(m.namesOf(g), ", "), strings.Join(row.Copies[g[0]].Members, ", ")))
 			}
-			m.flag(DisagreeRoster, object, m.namesOf(present), "the rosters differ: %s", strings.Join(parts, "; "))
+			m.flag(DisagreeRoster, object, m.namesOf(present), "the rosters differ: %s%s", strings.Join(parts, "; "), m.affectedWorkloads())
 		}
 		m.report.Federations = append(m.report.Federations, row)
 	}
@@ -120,8 +120,8 @@ func (m *merger) members() {
 		}
 		object := "ClusterMember " + name
 		if len(absent) > 0 {
-			m.flag(DisagreeMissingCopy, object, m.namesOf(absent), "present in %s but absent from %s: check that Flux delivered the roster to every cluster",
-				strings.Join(m.namesOf(present), ", "), strings.Join(m.namesOf(absent), ", "))
+			m.flag(DisagreeMissingCopy, object, m.namesOf(absent), "present in %s but absent from %s: check that Flux delivered the roster to every cluster%s",
+				strings.Join(m.namesOf(present), ", "), strings.Join(m.namesOf(absent), ", "), m.affectedWorkloads())
 		}
 		groups := groupBy(present, func(a, b int) bool {
 			return apiequality.Semantic.DeepEqual(copies[name][a].Spec, copies[name][b].Spec)
@@ -132,10 +132,19 @@ func (m *merger) members() {
 				s := copies[name][g[0]].Spec
 				parts = append(parts, fmt.Sprintf("%s see clusterID %d, podCIDRs %s, provider %s", strings.Join(m.namesOf(g), ", "), s.Mesh.ClusterID, strings.Join(s.Mesh.PodCIDRs, ","), s.Provider))
 			}
-			m.flag(DisagreeMember, object, m.namesOf(present), "the copies differ: %s", strings.Join(parts, "; "))
+			m.flag(DisagreeMember, object, m.namesOf(present), "the copies differ: %s%s", strings.Join(parts, "; "), m.affectedWorkloads())
 		}
 		m.report.Members = append(m.report.Members, row)
 	}
+}
+
+// affectedWorkloads is the suffix of a roster finding that names the Workloads whose targets
+// differ between clusters because of it (targetSelectors over rosters that differ), or "".
+func (m *merger) affectedWorkloads() string {
+	if len(m.rosterAffected) == 0 {
+		return ""
+	}
+	return "; Workloads whose targets differ because of it: " + strings.Join(uniqueSorted(m.rosterAffected), ", ")
 }
 
 func checks(conds []metav1.Condition) []Check {

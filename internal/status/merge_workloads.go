@@ -1,8 +1,10 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,6 +103,9 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 	row := WorkloadRow{Namespace: k.ns, Name: k.name}
 	var present, absent []int
 	expectedBy := make([]placement.Allocation, len(m.snaps))
+	// resolvedBy is the target list each copy resolves from its own cluster's roster (nil when
+	// its spec is invalid).
+	resolvedBy := make([][]string, len(m.snaps))
 
 	for i := range m.snaps {
 		cell := WorkloadInCluster{Context: m.snaps[i].Context, Cluster: m.names[i], State: StateUnknown}
@@ -131,15 +136,30 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		cell.Desired = w.Status.DesiredReplicas
 		cell.Ready = w.Status.ReadyReplicas
 		cell.Phase = w.Status.Phase
-		cell.Targeted = targets(w, m.names[i])
 		for _, t := range w.Status.Targets {
 			cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
 		}
 		sortShares(cell.Targets)
-		if alloc, err := placement.ForWorkload(w); err != nil {
+		roster := m.snaps[i].ClusterMembers
+		if resolved, err := placement.ResolveTargets(w.Spec.Distribution, roster); err == nil {
+			resolvedBy[i] = clustersOf(resolved)
+		} else if errors.Is(err, placement.ErrNoTargets) {
+			resolvedBy[i] = []string{}
+		}
+		if placement.UsesRoster(w) {
+			cell.ResolvedTargets = resolvedBy[i]
+		}
+		cell.Targeted = slices.Contains(resolvedBy[i], m.names[i])
+		switch alloc, err := placement.ForWorkloadIn(w, roster); {
+		case errors.Is(err, placement.ErrNoTargets):
+			// Valid, but nothing of this cluster's roster is selected: the operator there
+			// reports NoTargets and changes nothing.
+			expectedBy[i] = placement.Allocation{}
+			cell.Expected = []Share{}
+		case err != nil:
 			m.flag(DisagreeInvalidSpec, object, []string{m.names[i]},
 				"the copy in %s cannot be allocated: %v; fix the manifest in Git", m.names[i], err)
-		} else {
+		default:
 			expectedBy[i] = alloc
 			cell.Expected = SharesOf(alloc)
 		}
@@ -184,6 +204,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 				"the specs are equal but status.specHash differs (%s): an operator has not processed the current spec, or the operators run different versions", strings.Join(who, ", "))
 		}
 		row.Expected = SharesOf(expectedBy[present[0]])
+		m.resolvedTargetsAgree(object, present, copies, resolvedBy)
 	} else if len(present) == 1 {
 		row.Expected = SharesOf(expectedBy[present[0]])
 	}
@@ -260,10 +281,10 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		}
 		targeted := false
 		if copies[i] != nil {
-			targeted = targets(copies[i], m.names[i])
+			targeted = slices.Contains(resolvedBy[i], m.names[i])
 		} else {
 			for _, j := range present {
-				targeted = targeted || targets(copies[j], m.names[i])
+				targeted = targeted || slices.Contains(resolvedBy[j], m.names[i])
 			}
 		}
 		if targeted {
@@ -307,6 +328,11 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: phase %s", m.names[i], orDash(cell.Phase)))
 		}
 	}
+	for _, i := range present {
+		if resolvedBy[i] != nil && len(resolvedBy[i]) == 0 {
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no ClusterMember of its roster matches spec.distribution.targetSelectors; nothing runs for this Workload there", m.names[i]))
+		}
+	}
 	row.Ready = len(row.NotReady) == 0 && len(present) > 0
 	if len(present) == 0 {
 		row.NotReady = append(row.NotReady, "no reachable cluster holds this Workload")
@@ -344,13 +370,40 @@ func (m *merger) whyUnreported(target string, copies []*polykubev1alpha1.Workloa
 	return "no queried context is that cluster: add its context, or check the cluster names the operators report"
 }
 
-func targets(w *polykubev1alpha1.Workload, cluster string) bool {
-	for _, t := range w.Spec.Distribution.Targets {
-		if t.ClusterRef == cluster {
-			return true
+// resolvedTargetsAgree flags a Workload whose copies hold the same spec but resolve different
+// targets, because its targetSelectors select from rosters (ClusterMembers) that differ between
+// the clusters: each operator then allocates over other targets. It records the Workload so that
+// the roster findings can name it.
+func (m *merger) resolvedTargetsAgree(object string, present []int, copies []*polykubev1alpha1.Workload, resolvedBy [][]string) {
+	if !placement.UsesRoster(copies[present[0]]) {
+		return
+	}
+	var withTargets []int
+	for _, i := range present {
+		if resolvedBy[i] != nil {
+			withTargets = append(withTargets, i)
 		}
 	}
-	return false
+	groups := groupBy(withTargets, func(a, b int) bool { return slices.Equal(resolvedBy[a], resolvedBy[b]) })
+	if len(groups) < 2 {
+		return
+	}
+	var parts []string
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%s resolve [%s]", strings.Join(m.namesOf(g), ", "), strings.Join(resolvedBy[g[0]], " ")))
+	}
+	m.flag(DisagreeRoster, object, m.namesOf(withTargets),
+		"the same spec resolves different targets from the clusters' rosters: %s; the ClusterMembers differ between the clusters (see the ClusterMember findings): check that Flux delivered the same roster everywhere",
+		strings.Join(parts, "; "))
+	m.rosterAffected = append(m.rosterAffected, strings.TrimPrefix(object, "Workload "))
+}
+
+func clustersOf(ts []placement.Target) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Cluster)
+	}
+	return out
 }
 
 // SharesOf lists an allocation as shares, sorted by cluster.

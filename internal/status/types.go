@@ -58,9 +58,10 @@ const (
 	DisagreeSpecHash = "SpecHashMismatch"
 	// DisagreeAllocation: clusters computed different desiredReplicas for the same target.
 	DisagreeAllocation = "AllocationMismatch"
-	// DisagreeExpected: a cluster's status.targets differ from placement.ForWorkload of its spec.
+	// DisagreeExpected: a cluster's status.targets differ from placement.ForWorkloadIn of its
+	// spec and its roster.
 	DisagreeExpected = "AllocationNotAsComputed"
-	// DisagreeInvalidSpec: placement.ForWorkload rejects a cluster's copy of the spec.
+	// DisagreeInvalidSpec: placement.ForWorkloadIn rejects a cluster's copy of the spec.
 	DisagreeInvalidSpec = "InvalidSpec"
 	// DisagreeMissingCopy: a reachable cluster has no copy of a Workload or Federation others have.
 	DisagreeMissingCopy = "MissingCopy"
@@ -68,7 +69,8 @@ const (
 	DisagreeUnreported = "UnreportedSlice"
 	// DisagreeUntargeted: a cluster runs replicas of a Workload that does not target it.
 	DisagreeUntargeted = "UntargetedReplicas"
-	// DisagreeRoster: copies of a Federation list different members.
+	// DisagreeRoster: copies of a Federation list different members; or, on a Workload, the same
+	// spec resolves different targets (targetSelectors) from the clusters' rosters.
 	DisagreeRoster = "RosterMismatch"
 	// DisagreeMember: copies of a ClusterMember have different specs.
 	DisagreeMember = "MemberMismatch"
@@ -158,6 +160,10 @@ type WorkloadInCluster struct {
 	Phase           string `json:"phase,omitempty"`
 	// Targets is status.targets[] as this cluster computed it.
 	Targets []Share `json:"targets,omitempty"`
+	// ResolvedTargets are the targets of this copy's spec resolved over this cluster's roster
+	// (placement.ResolveTargets): the explicit targets and those its targetSelectors select. Set
+	// only when the spec has targetSelectors (otherwise they are the explicit targets).
+	ResolvedTargets []string `json:"resolvedTargets,omitempty"`
 	// Expected is placement.ForWorkload of this copy's spec.
 	Expected []Share `json:"expected,omitempty"`
 	// DeploymentReplicas is spec.replicas of the polykube-managed Deployment, when one exists.

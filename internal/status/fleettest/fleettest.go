@@ -225,7 +225,15 @@ func (c *Cluster) CreateWorkload(ctx context.Context, tb testing.TB, w *polykube
 	if err := c.Admin.Create(ctx, obj); err != nil {
 		tb.Fatalf("create Workload %s/%s in %s: %v", w.Namespace, w.Name, c.Name, err)
 	}
-	alloc, err := placement.ForWorkload(obj)
+	var roster []polykubev1alpha1.ClusterMember
+	if placement.UsesRoster(obj) {
+		list := &polykubev1alpha1.ClusterMemberList{}
+		if err := c.Admin.List(ctx, list); err != nil {
+			tb.Fatalf("list ClusterMembers in %s: %v", c.Name, err)
+		}
+		roster = list.Items
+	}
+	alloc, err := placement.ForWorkloadIn(obj, roster)
 	if err != nil {
 		tb.Fatalf("allocate %s/%s: %v", w.Namespace, w.Name, err)
 	}

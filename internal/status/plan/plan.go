@@ -31,14 +31,18 @@ import (
 )
 
 // PlanReport is the allocation of every Workload found in manifests, computed with
-// placement.ForWorkload, without any cluster access.
+// placement.ForWorkloadIn over the ClusterMembers found in the same manifests, without any
+// cluster access.
 type PlanReport struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// Sources are the files and directories read.
 	Sources []string `json:"sources"`
 	// Cluster, when set, restricts the view to that cluster's replicas.
-	Cluster   string            `json:"cluster,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	// Roster names the ClusterMembers found in the manifests, which distribution.targetSelectors
+	// select from.
+	Roster    []string          `json:"roster,omitempty"`
 	Workloads []PlannedWorkload `json:"workloads"`
 	Invalid   []InvalidManifest `json:"invalid"`
 	ExitCode  int               `json:"exitCode"`
@@ -53,6 +57,9 @@ type PlannedWorkload struct {
 	Strategy   string         `json:"strategy"`
 	Total      int64          `json:"total"`
 	Allocation []status.Share `json:"allocation"`
+	// Targets are the targets resolved over the roster (explicit targets and those the
+	// targetSelectors select), set when the Workload has targetSelectors.
+	Targets []string `json:"targets,omitempty"`
 	// Replicas is the allocation of PlanReport.Cluster; Targeted says whether it is a target.
 	Replicas *int32 `json:"replicas,omitempty"`
 	Targeted *bool  `json:"targeted,omitempty"`
@@ -104,12 +111,30 @@ type LoadOptions struct {
 // that look like Workloads but cannot be decoded are returned as InvalidManifests; a path that
 // cannot be read at all is an error.
 func LoadWorkloads(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest, error) {
+	wls, _, invalid, err := loadManifests(paths, opts)
+	return wls, invalid, err
+}
+
+// loadManifests is LoadWorkloads that also returns the ClusterMembers found (the roster that
+// distribution.targetSelectors select from), sorted by name.
+func loadManifests(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []polykubev1alpha1.ClusterMember, []InvalidManifest, error) {
 	if opts.DefaultNamespace == "" {
 		opts.DefaultNamespace = "default"
 	}
+	var roster []polykubev1alpha1.ClusterMember
+	var wls []PlannedWorkloadSource
+	var invalid []InvalidManifest
+	var err error
 	if opts.Kustomize {
-		return loadKustomizations(paths, opts)
+		wls, invalid, err = loadKustomizations(paths, opts, &roster)
+	} else {
+		wls, invalid, err = loadFiles(paths, opts, &roster)
 	}
+	sort.SliceStable(roster, func(i, j int) bool { return roster[i].Name < roster[j].Name })
+	return wls, roster, invalid, err
+}
+
+func loadFiles(paths []string, opts LoadOptions, roster *[]polykubev1alpha1.ClusterMember) ([]PlannedWorkloadSource, []InvalidManifest, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -149,7 +174,7 @@ func LoadWorkloads(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, [
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", f, err)
 		}
-		wls, bad := decodeWorkloads(f, data, opts)
+		wls, bad := decodeWorkloads(f, data, opts, roster)
 		out = append(out, wls...)
 		invalid = append(invalid, bad...)
 	}
@@ -162,7 +187,7 @@ type PlannedWorkloadSource struct {
 	Workload *polykubev1alpha1.Workload
 }
 
-func decodeWorkloads(file string, data []byte, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest) {
+func decodeWorkloads(file string, data []byte, opts LoadOptions, roster *[]polykubev1alpha1.ClusterMember) ([]PlannedWorkloadSource, []InvalidManifest) {
 	var out []PlannedWorkloadSource
 	var invalid []InvalidManifest
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -183,6 +208,15 @@ func decodeWorkloads(file string, data []byte, opts LoadOptions) ([]PlannedWorkl
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(raw, &tm); err != nil {
 			invalid = append(invalid, InvalidManifest{Source: source, Reason: fmt.Sprintf("not a Kubernetes object: %v", err)})
+			continue
+		}
+		if tm.Kind == "ClusterMember" && tm.APIVersion == polykubev1alpha1.GroupVersion.String() {
+			// The roster targetSelectors select from; a member that cannot be decoded is the
+			// API server's to reject, not the plan's.
+			m := polykubev1alpha1.ClusterMember{}
+			if err := yaml.Unmarshal(raw, &m); err == nil && m.Name != "" && roster != nil {
+				*roster = append(*roster, m)
+			}
 			continue
 		}
 		if tm.Kind != "Workload" || !strings.HasPrefix(tm.APIVersion, polykubev1alpha1.GroupVersion.Group+"/") {
@@ -220,12 +254,15 @@ func decodeWorkloads(file string, data []byte, opts LoadOptions) ([]PlannedWorkl
 // Plan computes the allocation of every Workload under paths. cluster, when set, adds that
 // cluster's replicas to every row.
 func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) {
-	wls, invalid, err := LoadWorkloads(paths, opts)
+	wls, roster, invalid, err := loadManifests(paths, opts)
 	if err != nil {
 		return PlanReport{}, err
 	}
 	rep := PlanReport{APIVersion: status.APIVersion, Kind: status.KindPlan, Sources: paths, Cluster: cluster,
 		Workloads: []PlannedWorkload{}, Invalid: []InvalidManifest{}}
+	for _, m := range roster {
+		rep.Roster = append(rep.Roster, m.Name)
+	}
 	rep.Invalid = append(rep.Invalid, invalid...)
 	seen := map[string]string{}
 	for _, s := range wls {
@@ -237,13 +274,23 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 			continue
 		}
 		seen[key] = s.Source
-		alloc, err := placement.ForWorkload(w)
+		alloc, err := placement.ForWorkloadIn(w, roster)
 		if err != nil {
-			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: err.Error()})
+			reason := err.Error()
+			if errors.Is(err, placement.ErrNoTargets) {
+				reason += "; the plan resolves targetSelectors over the ClusterMembers in the paths given: add the roster's manifests"
+			}
+			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: reason})
 			continue
 		}
 		p := PlannedWorkload{Namespace: w.Namespace, Name: w.Name, Source: s.Source,
 			Strategy: w.Spec.Distribution.Strategy, Total: alloc.Total(), Allocation: status.SharesOf(alloc)}
+		if placement.UsesRoster(w) {
+			resolved, _ := placement.ResolveTargets(w.Spec.Distribution, roster)
+			for _, t := range resolved {
+				p.Targets = append(p.Targets, t.Cluster)
+			}
+		}
 		if cluster != "" {
 			r, ok := alloc.For(cluster)
 			p.Replicas, p.Targeted = &r, &ok
@@ -511,7 +558,7 @@ func sortInvalid(iv []InvalidManifest) {
 }
 
 // loadKustomizations renders each path with kustomize and reads the Workloads of the result.
-func loadKustomizations(paths []string, opts LoadOptions) ([]PlannedWorkloadSource, []InvalidManifest, error) {
+func loadKustomizations(paths []string, opts LoadOptions, roster *[]polykubev1alpha1.ClusterMember) ([]PlannedWorkloadSource, []InvalidManifest, error) {
 	var out []PlannedWorkloadSource
 	var invalid []InvalidManifest
 	// Like Flux's kustomize-controller: files may come from outside the kustomization root.
@@ -530,7 +577,7 @@ func loadKustomizations(paths []string, opts LoadOptions) ([]PlannedWorkloadSour
 		if err != nil {
 			return nil, nil, fmt.Errorf("render kustomize build %s: %w", p, err)
 		}
-		wls, bad := decodeWorkloads(p+" (kustomize build)", data, opts)
+		wls, bad := decodeWorkloads(p+" (kustomize build)", data, opts, roster)
 		out = append(out, wls...)
 		invalid = append(invalid, bad...)
 	}

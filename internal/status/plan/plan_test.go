@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -106,4 +107,59 @@ func TestPlan_Kustomize(t *testing.T) {
 	_, err = Plan([]string{filepath.Join("testdata", "plan", "old")}, "", LoadOptions{Kustomize: true})
 	g.Expect(status.IsUsage(err)).To(BeTrue())
 	g.Expect(err.Error()).To(ContainSubstring("kustomize build"))
+}
+
+const memberDoc = `apiVersion: polykube.kismet.io/v1alpha1
+kind: ClusterMember
+metadata:
+  name: %s
+spec:
+  provider: aws
+  region: %s
+  mesh: {clusterID: %d, podCIDRs: [10.%d.0.0/16]}
+`
+
+const selectingDoc = `apiVersion: polykube.kismet.io/v1alpha1
+kind: Workload
+metadata:
+  name: eu-api
+  namespace: shop
+spec:
+  distribution:
+    strategy: MultiCloudWeighted
+    replicas: 5
+    targets:
+      - clusterRef: us-1
+        replicas: 1
+    targetSelectors:
+      - labelSelector:
+          matchLabels: {polykube.kismet.io/region: eu}
+        weight: 1
+  template: {}
+`
+
+func TestPlan_ResolvesTargetSelectorsOverTheRosterInThePaths(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "roster/members.yaml", fmt.Sprintf(memberDoc, "eu-2", "eu", 2, 2)+"---\n"+
+		fmt.Sprintf(memberDoc, "us-1", "us", 3, 3)+"---\n"+fmt.Sprintf(memberDoc, "eu-1", "eu", 1, 1))
+	writeFile(t, dir, "apps/eu-api.yaml", selectingDoc)
+
+	p, err := Plan([]string{dir}, "eu-1", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Invalid).To(BeEmpty())
+	g.Expect(p.Roster).To(Equal([]string{"eu-1", "eu-2", "us-1"}))
+	g.Expect(p.Workloads).To(HaveLen(1))
+	w := p.Workloads[0]
+	g.Expect(w.Targets).To(Equal([]string{"eu-1", "eu-2", "us-1"}))
+	g.Expect(w.Allocation).To(Equal([]status.Share{{Cluster: "eu-1", Replicas: 2}, {Cluster: "eu-2", Replicas: 2}, {Cluster: "us-1", Replicas: 1}}))
+	g.Expect(*w.Targeted).To(BeTrue())
+
+	// Without the roster's manifests nothing is selected, and the plan says where to look.
+	writeFile(t, dir, "only-selectors/w.yaml", strings.Replace(selectingDoc, "    targets:\n      - clusterRef: us-1\n        replicas: 1\n", "", 1))
+	p, err = Plan([]string{filepath.Join(dir, "only-selectors")}, "", LoadOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.ExitCode).To(Equal(status.ExitInvalidManifest))
+	g.Expect(p.Invalid).To(HaveLen(1))
+	g.Expect(p.Invalid[0].Reason).To(ContainSubstring("add the roster's manifests"))
 }

@@ -171,7 +171,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 			fmt.Sprintf("Workload %s does not exist; create it or fix spec.workloadRef.name", wlKey))
 		return ctrl.Result{}, nil
 	}
-	alloc, err := placement.ForWorkload(wl)
+	var roster []polykubev1alpha1.ClusterMember
+	if placement.UsesRoster(wl) {
+		list := &polykubev1alpha1.ClusterMemberList{}
+		if err := r.List(ctx, list); err != nil {
+			return ctrl.Result{}, fmt.Errorf("list ClusterMembers to resolve the targets of Workload %s: %w", wlKey, err)
+		}
+		roster = list.Items
+	}
+	alloc, err := placement.ForWorkloadIn(wl, roster)
+	if errors.Is(err, placement.ErrNoTargets) {
+		alloc, err = nil, nil // valid, and selecting no cluster: this one is not a target
+	}
 	if err != nil {
 		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec,
 			fmt.Sprintf("Workload %s cannot be allocated (see its Allocated condition): %v", wlKey, err))

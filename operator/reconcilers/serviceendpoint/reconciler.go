@@ -194,11 +194,20 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		return obs, false
 	default:
 		obs.WorkloadFound = true
-		obs.Targeted = slices.ContainsFunc(wl.Spec.Distribution.Targets, func(t polykubev1alpha1.DistributionTarget) bool {
-			return t.ClusterRef == r.ClusterName
-		})
+		var roster []polykubev1alpha1.ClusterMember
+		if placement.UsesRoster(wl) {
+			list := &polykubev1alpha1.ClusterMemberList{}
+			if err := r.List(ctx, list); err != nil {
+				obs.Err = fmt.Errorf("list ClusterMembers to resolve the targets of Workload %s/%s: %w", se.Namespace, wl.Name, err)
+				return obs, false
+			}
+			roster = list.Items
+		}
+		if targets, err := placement.ResolveTargets(wl.Spec.Distribution, roster); err == nil {
+			obs.Targeted = slices.ContainsFunc(targets, func(t placement.Target) bool { return t.Cluster == r.ClusterName })
+		}
 		obs.SyncEndpointSlices = wl.Spec.Distribution.Failover != nil && obs.Settings.Global
-		if alloc, err := placement.ForWorkload(wl); err == nil {
+		if alloc, err := placement.ForWorkloadIn(wl, roster); err == nil {
 			if n, ok := alloc.For(r.ClusterName); ok {
 				obs.LocalReplicas = &n
 			}

@@ -33,7 +33,7 @@ type failoverOutcome struct {
 // endpoints from the EndpointSlices Cilium mirrors for the ServiceEndpoint's Service, steps the
 // hysteresis kept in status.failover, and returns base + extra. A view can only add replicas
 // above the base: without a ServiceEndpoint the Deployment runs its base share.
-func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload, alloc placement.Allocation, base int32) (failoverOutcome, error) {
+func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember, alloc placement.Allocation, base int32) (failoverOutcome, error) {
 	st := &wl.Status
 	cfg, on, err := placement.FailoverFromWorkload(wl)
 	if !on {
@@ -74,7 +74,12 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	now := r.now().Truncate(time.Second)
 	prev := placement.FailoverStateFromStatus(st.Failover)
 	next := placement.StepFailover(prev, now, observed, cfg.Timing)
-	f, err := placement.FailoverFor(placement.SpecFromWorkload(wl), r.ClusterName, next.Deficits(), cfg.MaxSurge)
+	// The targets as the allocation resolved them (explicit and selected over the roster).
+	spec, err := placement.SpecFromWorkloadIn(wl, roster)
+	if err != nil {
+		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+	}
+	f, err := placement.FailoverFor(spec, r.ClusterName, next.Deficits(), cfg.MaxSurge)
 	if err != nil {
 		// The allocation succeeded and the cluster is a target: only a broken invariant gets here.
 		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))

@@ -61,7 +61,7 @@ func TestReconciler_failover_InjectedClock(t *testing.T) {
 	alloc, err := placement.ForWorkload(wl)
 	g.Expect(err).NotTo(HaveOccurred())
 	step := func(r *Reconciler) failoverOutcome {
-		out, err := r.failover(context.Background(), wl, alloc, 4)
+		out, err := r.failover(context.Background(), wl, nil, alloc, 4)
 		g.Expect(err).NotTo(HaveOccurred())
 		return out
 	}

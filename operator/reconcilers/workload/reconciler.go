@@ -77,8 +77,9 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller. Deployments and Services are mapped to the
 // Workload of the same name whether or not they are owned by it, so that a conflicting object
-// that goes away is noticed; ClusterMembers map to every Workload (the operator's identity may
-// appear late); DatastoreBindings map to the Workload they reference.
+// that goes away is noticed; this cluster's ClusterMember maps to every Workload (the operator's
+// identity may appear late), every other one to the Workloads with targetSelectors (the roster
+// they select from); DatastoreBindings map to the Workload they reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
@@ -100,8 +101,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
 			builder.WithPredicates(mirroredSlice)).
-		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.allWorkloads),
-			builder.WithPredicates(identityAppearsOrGoes(r.ClusterName))).
+		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.workloadsAfterMemberChange),
+			builder.WithPredicates(memberAppearsChangesOrGoes)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 }
@@ -133,32 +134,37 @@ var notOwnCreation = predicate.Funcs{
 	},
 }
 
-// identityAppearsOrGoes passes the creation and deletion of the ClusterMember named cluster, and
-// the changes of its spec: its existence and its labels, provider, region and zone (which the
-// Workloads' overrides select on) matter to Workloads. Its status is written often (by the
-// ClusterMember reconciler) — re-checking every Workload on each status write would be wasted.
-func identityAppearsOrGoes(cluster string) predicate.Predicate {
-	return predicate.Funcs{
-		// In the initial list it is no news: every Workload is reconciled on start-up anyway.
-		CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetName() == cluster && !e.IsInInitialList },
-		DeleteFunc: func(e event.DeleteEvent) bool { return e.Object.GetName() == cluster },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectNew.GetName() == cluster && e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration()
-		},
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
+// memberAppearsChangesOrGoes passes the creation and deletion of ClusterMembers and the changes
+// of their spec. The one named after this cluster matters to every Workload (its existence, and
+// the labels, provider, region and zone overrides select on); any member matters to the
+// Workloads whose targetSelectors select from the roster. Status writes (the ClusterMember
+// reconciler writes often) do not change the generation and are dropped: re-checking Workloads on
+// each would be wasted.
+var memberAppearsChangesOrGoes = predicate.Funcs{
+	// In the initial list it is no news: every Workload is reconciled on start-up anyway.
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
+	DeleteFunc: func(event.DeleteEvent) bool { return true },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() ||
+			e.ObjectNew.GetDeletionTimestamp().IsZero() != e.ObjectOld.GetDeletionTimestamp().IsZero()
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// allWorkloads enqueues every Workload: the ClusterMember named after this cluster changed.
-func (r *Reconciler) allWorkloads(ctx context.Context, _ client.Object) []reconcile.Request {
+// workloadsAfterMemberChange enqueues the Workloads a ClusterMember change concerns: every
+// Workload when it is this cluster's own member, else those with targetSelectors.
+func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Object) []reconcile.Request {
+	own := o.GetName() == r.ClusterName
 	list := &polykubev1alpha1.WorkloadList{}
 	if err := r.List(ctx, list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "List Workloads to re-check them after a ClusterMember change")
+		ctrl.LoggerFrom(ctx).Error(err, "List Workloads to re-check them after a ClusterMember change", "clusterMember", o.GetName())
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, w := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
+	for i := range list.Items {
+		if own || placement.UsesRoster(&list.Items[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
 	}
 	return reqs
 }
@@ -238,8 +244,26 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.ReadyCondition, status, reason, msg)
 	}
 
-	// Step 1: the allocation, a pure function of the spec.
-	alloc, err := placement.ForWorkload(wl)
+	// Step 1: the allocation, a pure function of the spec and the roster (the ClusterMembers in
+	// this cluster, which Git delivers alike to every cluster) that targetSelectors select from.
+	var roster []polykubev1alpha1.ClusterMember
+	if placement.UsesRoster(wl) {
+		list := &polykubev1alpha1.ClusterMemberList{}
+		if err := r.List(ctx, list); err != nil {
+			return ctrl.Result{}, fmt.Errorf("list ClusterMembers to resolve the targetSelectors of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		}
+		roster = list.Items
+	}
+	alloc, err := placement.ForWorkloadIn(wl, roster)
+	if errors.Is(err, placement.ErrNoTargets) {
+		// Not a spec error: the roster may still be arriving. Leave what runs here as it is; a
+		// ClusterMember that appears re-runs this reconcile.
+		msg := fmt.Sprintf("%v; nothing is changed in this cluster until a ClusterMember matches", err)
+		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonNoTargets, msg)
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonNoTargets, msg)
+		st.Targets, st.DesiredReplicas = nil, 0
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		msg := fmt.Sprintf("spec.distribution cannot be allocated: %v; fix the Workload in Git", err)
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
@@ -342,7 +366,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 
 	// Step 5b: capacity failover, when the Workload opts in: base + what this cluster's view of
 	// the mesh says its peers miss, capped. Without it, replicas is the allocation.
-	fo, err := r.failover(ctx, wl, alloc, desired)
+	fo, err := r.failover(ctx, wl, roster, alloc, desired)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

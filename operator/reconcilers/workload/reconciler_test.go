@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -56,4 +57,46 @@ func TestReconciler_InvalidSpec_IsTerminal(t *testing.T) {
 	deps := &appsv1.DeploymentList{}
 	g.Expect(c.List(context.Background(), deps)).To(Succeed())
 	g.Expect(deps.Items).To(BeEmpty())
+}
+
+func TestReconciler_MemberChange_EnqueuesWhatItConcerns(t *testing.T) {
+	g := NewWithT(t)
+	scheme := runtime.NewScheme()
+	g.Expect(polykubev1alpha1.AddToScheme(scheme)).To(Succeed())
+	explicit := testWorkload()
+	explicit.Name = "explicit"
+	selecting := testWorkload()
+	selecting.Name = "selecting"
+	selecting.Spec.Distribution.TargetSelectors = []polykubev1alpha1.TargetSelector{{
+		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{polykubev1alpha1.RegionLabel: "eu"}},
+		Weight:        ptr.To[int32](1),
+	}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(explicit, selecting).Build()
+	r := &Reconciler{Client: c, Scheme: scheme, ClusterName: "east"}
+	names := func(reqs []reconcile.Request) []string {
+		var out []string
+		for _, q := range reqs {
+			out = append(out, q.Name)
+		}
+		return out
+	}
+	own := &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: "east"}}
+	other := &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: "eu-joiner"}}
+	g.Expect(names(r.workloadsAfterMemberChange(context.Background(), own))).To(ConsistOf("explicit", "selecting"),
+		"this cluster's own member concerns every Workload")
+	g.Expect(names(r.workloadsAfterMemberChange(context.Background(), other))).To(ConsistOf("selecting"),
+		"another member concerns only the Workloads that select from the roster")
+}
+
+func TestMemberAppearsChangesOrGoes(t *testing.T) {
+	g := NewWithT(t)
+	m := func(gen int64) *polykubev1alpha1.ClusterMember {
+		return &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: "eu-joiner", Generation: gen}}
+	}
+	p := memberAppearsChangesOrGoes
+	g.Expect(p.Create(event.CreateEvent{Object: m(1)})).To(BeTrue(), "a member joins")
+	g.Expect(p.Create(event.CreateEvent{Object: m(1), IsInInitialList: true})).To(BeFalse(), "start-up reconciles everything anyway")
+	g.Expect(p.Delete(event.DeleteEvent{Object: m(1)})).To(BeTrue(), "a member leaves")
+	g.Expect(p.Update(event.UpdateEvent{ObjectOld: m(1), ObjectNew: m(2)})).To(BeTrue(), "its labels, region, zone or provider change")
+	g.Expect(p.Update(event.UpdateEvent{ObjectOld: m(2), ObjectNew: m(2)})).To(BeFalse(), "a status write is no news")
 }

@@ -352,7 +352,15 @@ func (sc *Scenario) CheckOwnSlices(ctx context.Context, workload string) error {
 		if err != nil || d == nil {
 			return err
 		}
-		alloc, err := placement.ForWorkload(&w)
+		var roster []polykubev1alpha1.ClusterMember
+		if placement.UsesRoster(&w) {
+			list := &polykubev1alpha1.ClusterMemberList{}
+			if err := c.List(ctx, list); err != nil {
+				return fmt.Errorf("list ClusterMembers in %s to resolve the targetSelectors of %s: %w", cl, workload, err)
+			}
+			roster = list.Items
+		}
+		alloc, err := placement.ForWorkloadIn(&w, roster)
 		if err != nil {
 			return err
 		}
