@@ -140,7 +140,7 @@ func TestDockerRunArgs_PrivateCgroupsAndSharedMounts(t *testing.T) {
 	g.Expect(args).NotTo(ContainElement("--cgroupns=host"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("/sys/fs/cgroup:")))
 	cmd := args[len(args)-1]
-	g.Expect(args[len(args)-3:len(args)-1]).To(Equal([]string{"sh", "-c"}))
+	g.Expect(args[len(args)-3 : len(args)-1]).To(Equal([]string{"sh", "-c"}))
 	g.Expect(cmd).To(MatchRegexp(`^mount --make-rshared / && exec k0s controller `))
 	g.Expect(args).To(ContainElement("K0S_ENTRYPOINT_ROLE=controller+worker"), "the entry point cannot tell the role from a shell command")
 }
