@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,7 +145,10 @@ func (o *Operator) Stop(tb testing.TB) {
 			tb.Errorf("operator stopped with an error: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		tb.Errorf("operator did not stop within 30s")
+		// What still runs says which runnable holds the manager up.
+		var dump strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+		tb.Errorf("operator did not stop within 30s; goroutines:\n%s", dump.String())
 	}
 }
 
