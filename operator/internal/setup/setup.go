@@ -139,6 +139,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Controller: config.Controller{
 			SkipNameValidation: ptr.To(opts.SkipControllerNameValidation),
+			// The classic rate-limited work queue, not the priority queue that controller-runtime
+			// v0.24 enables by default: v0.24.1's priority queue can deadlock on shutdown (a
+			// ready item is handed over under its lock to a worker that already left;
+			// controller-runtime#3538, fixed in v0.25 by #3540), which kept the manager from
+			// stopping within its grace period here (seen in the reconcilers' envtest suites
+			// under load). Revisit when go.mod moves to controller-runtime v0.25.
+			UsePriorityQueue: ptr.To(false),
 		},
 	})
 	if err != nil {

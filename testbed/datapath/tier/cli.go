@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,7 +179,14 @@ func (b *Bed) printClusters(cmd *cobra.Command) {
 	for _, m := range b.env.Members {
 		fmt.Fprintf(w, "  kubectl --kubeconfig %s --context %s get pods -A\n", m.Kubeconfig, m.Context)
 	}
-	fmt.Fprintf(w, "Git repository: %s\nTear down: polykube-testbed down --provider %s\n", b.GitURL(), b.state.Topology.Provider)
+	if slices.Contains(b.state.Topology.Addons, topology.AddonGit) {
+		fmt.Fprintf(w, "Git repository: %s\n", b.GitURL())
+	}
+	down := "polykube-testbed down --provider " + b.state.Topology.Provider
+	if run := strings.TrimSuffix(filepath.Base(b.opts.Dir), "-"+b.state.Topology.Provider); run != "polykube" {
+		down += " --run " + run
+	}
+	fmt.Fprintf(w, "Tear down: %s\n", down)
 }
 
 // extendWith makes a command that selects an existing run (down, logs) act on the datapath
