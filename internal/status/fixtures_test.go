@@ -35,9 +35,15 @@ func operated(w polykubev1alpha1.Workload, cluster string) polykubev1alpha1.Work
 	if err != nil {
 		panic(err)
 	}
+	return withStatus(w, cluster, alloc, "hash-"+fmt.Sprint(alloc.Total()))
+}
+
+// withStatus gives w the status the operator of cluster writes for alloc: every target's
+// share, and its own slice fully ready.
+func withStatus(w polykubev1alpha1.Workload, cluster string, alloc placement.Allocation, specHash string) polykubev1alpha1.Workload {
 	mine, _ := alloc.For(cluster)
 	w.Status = polykubev1alpha1.WorkloadStatus{
-		ObservedGeneration: w.Generation, Cluster: cluster, SpecHash: "hash-" + fmt.Sprint(alloc.Total()),
+		ObservedGeneration: w.Generation, Cluster: cluster, SpecHash: specHash,
 		DesiredReplicas: mine, ReadyReplicas: mine, Phase: polykubev1alpha1.PhaseReady,
 	}
 	for _, s := range alloc {

@@ -33,19 +33,7 @@ func operatedIn(w polykubev1alpha1.Workload, cluster string, roster []polykubev1
 	if err != nil {
 		panic(err)
 	}
-	mine, _ := alloc.For(cluster)
-	w.Status = polykubev1alpha1.WorkloadStatus{
-		ObservedGeneration: w.Generation, Cluster: cluster, SpecHash: "hash-eu",
-		DesiredReplicas: mine, ReadyReplicas: mine, Phase: polykubev1alpha1.PhaseReady,
-	}
-	for _, s := range alloc {
-		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
-		if s.Cluster == cluster {
-			t.Local, t.ReadyReplicas, t.Phase = true, ptr.To(mine), polykubev1alpha1.PhaseReady
-		}
-		w.Status.Targets = append(w.Status.Targets, t)
-	}
-	return w
+	return withStatus(w, cluster, alloc, "hash-eu")
 }
 
 // euFleet is the healthy fleet with alpha and beta in region eu in every roster, gamma in

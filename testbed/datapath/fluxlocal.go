@@ -28,10 +28,11 @@ const (
 // with the given images: what `flux install --components=source-controller,kustomize-controller`
 // creates, less its network policies and with one ClusterRoleBinding to cluster-admin for
 // both (Flux binds kustomize-controller to cluster-admin too; source-controller gets more than
-// it needs, which a test bed accepts). Written here because `flux install` renders manifests
-// that name ghcr.io's images and no flag replaces them, and Flux's own manifests are not in the
-// Go modules the test bed builds from; the controllers' flags mirror the hermetic tier's
-// (testbed/flux.go), with the dependency requeue at 5 s.
+// it needs, which a test bed accepts). Written here, not taken from `flux install --registry`:
+// that needs the flux CLI, which is not built here, and installs the controller versions the
+// CLI embeds, not the ones the hermetic tier pins and the local images hold; Flux's rendered
+// manifests are not in the Go modules the test bed builds from. The controllers' flags mirror
+// the hermetic tier's (testbed/flux.go), with the dependency requeue at 5 s.
 func FluxControllerObjects(images FluxImages) []client.Object {
 	ns := FluxNamespace
 	labels := func(app string) map[string]string {

@@ -115,7 +115,7 @@ func MeshStatus(ctx context.Context, e *Env) error {
 		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.Out, "   %s: %d of %d agents see %s ready\n", m.Name, agents, agents, strings.Join(want, ", "))
+		fmt.Fprintf(e.Out, "   %s: every agent (%d) sees %s ready\n", m.Name, agents, strings.Join(want, ", "))
 		return nil
 	})
 }
