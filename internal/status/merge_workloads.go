@@ -163,6 +163,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			expectedBy[i] = alloc
 			cell.Expected = SharesOf(alloc)
 		}
+		m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
 		row.Clusters = append(row.Clusters, cell)
 		row.DesiredTotal += cell.Desired
 		row.ReadyTotal += cell.Ready

@@ -76,6 +76,10 @@ const (
 	DisagreeMember = "MemberMismatch"
 	// DisagreeDuplicateCluster: two contexts report the same cluster name.
 	DisagreeDuplicateCluster = "DuplicateClusterName"
+	// DisagreeTemplate: a cluster's status.appliedOverrides or status.effectiveTemplateHash
+	// differ from placement.EffectiveTemplate of its spec and its ClusterMember, or its
+	// Deployment runs other images than that effective template (merge_overrides.go).
+	DisagreeTemplate = "TemplateNotAsComputed"
 )
 
 // Where a context's cluster name came from (ClusterRow.NameSource).
@@ -168,6 +172,9 @@ type WorkloadInCluster struct {
 	Expected []Share `json:"expected,omitempty"`
 	// DeploymentReplicas is spec.replicas of the polykube-managed Deployment, when one exists.
 	DeploymentReplicas *int32 `json:"deploymentReplicas,omitempty"`
+	// Template is what this cluster reports of its effective template beside the recomputation
+	// (merge_overrides.go); set when the copy reports one or has spec.overrides.
+	Template *TemplateView `json:"template,omitempty"`
 }
 
 // Workload copy states.
