@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/placement"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -48,6 +49,22 @@ func troubledFleet() Report {
 	return Merge(s, Query{Namespace: "shop"})
 }
 
+// overriddenFailoverFleet: gamma is unreachable; alpha and beta absorb its share of checkout (failover)
+// and render api with their overrides; beta's api Deployment was edited by hand.
+func overriddenFailoverFleet() Report {
+	s := mirroredFleet()
+	for i, c := range fleetClusters {
+		s[i].Workloads = append(s[i].Workloads, sees(failingOver(), c, placement.Deficits{"gamma": 3}))
+	}
+	s[2] = unreachable(s[2], ReasonUnreachable)
+	for i := range s[1].Deployments {
+		if d := &s[1].Deployments[i]; d.Name == "api" {
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example/api:debug"
+		}
+	}
+	return Merge(s, Query{Namespace: "shop"})
+}
+
 func printed(t *testing.T, r Report, format, view string, color bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -60,6 +77,7 @@ func printed(t *testing.T, r Report, format, view string, color bool) []byte {
 func TestPrintReport_Golden(t *testing.T) {
 	healthy := Merge(healthyFleet(), Query{Namespace: "shop"})
 	troubled := troubledFleet()
+	overridden := overriddenFailoverFleet()
 	tests := []struct {
 		file   string
 		report Report
@@ -76,6 +94,8 @@ func TestPrintReport_Golden(t *testing.T) {
 		{"fleet-troubled.federation.golden", troubled, FormatTable, ViewFederation, false},
 		{"fleet-troubled.json.golden", troubled, FormatJSON, "", false},
 		{"fleet-troubled.yaml.golden", troubled, FormatYAML, "", false},
+		{"fleet-overrides-failover.table.golden", overridden, FormatTable, ViewWorkloads, false},
+		{"fleet-overrides-failover.json.golden", overridden, FormatJSON, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

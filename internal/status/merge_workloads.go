@@ -164,6 +164,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			cell.Expected = SharesOf(alloc)
 		}
 		m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
+		m.checkFailover(object, i, w, &cell)
 		row.Clusters = append(row.Clusters, cell)
 		row.DesiredTotal += cell.Desired
 		row.ReadyTotal += cell.Ready

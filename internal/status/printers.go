@@ -77,7 +77,11 @@ func printFleetTable(w io.Writer, r Report, view string, opts PrintOptions) erro
 	if err != nil {
 		return err
 	}
-	for _, section := range []func(io.Writer, Report, PrintOptions) error{clustersTable, disagreementsList, notReadyList, summaryLine} {
+	sections := []func(io.Writer, Report, PrintOptions) error{clustersTable, disagreementsList}
+	if len(r.Notices) > 0 {
+		sections = append(sections, noticesList)
+	}
+	for _, section := range append(sections, notReadyList, summaryLine) {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
@@ -126,6 +130,9 @@ func workloadsTable(w io.Writer, r Report, opts PrintOptions) error {
 			row = append(row, workloadCell(x))
 		}
 		total := fmt.Sprintf("%d/%d", wl.ReadyTotal, wl.DesiredTotal)
+		if extra := failoverExtra(wl); extra > 0 {
+			total += fmt.Sprintf("+%d", extra)
+		}
 		if wl.Ready {
 			row = append(row, render.Colored(total, render.Green))
 		} else {
@@ -134,6 +141,17 @@ func workloadsTable(w io.Writer, r Report, opts PrintOptions) error {
 		rows = append(rows, row)
 	}
 	return render.Table(w, rows, opts.Color)
+}
+
+// failoverExtra sums the extra replicas the clusters with an active failover run.
+func failoverExtra(wl WorkloadRow) int32 {
+	var extra int32
+	for _, x := range wl.Clusters {
+		if f := x.Failover; f != nil && f.Active {
+			extra += f.EffectiveReplicas - f.BaseReplicas
+		}
+	}
+	return extra
 }
 
 func workloadCell(x WorkloadInCluster) render.Cell {
@@ -151,7 +169,12 @@ func workloadCell(x WorkloadInCluster) render.Cell {
 	if phase == "" {
 		phase = "-"
 	}
-	return render.Colored(fmt.Sprintf("%d/%d %s", x.Ready, x.Desired, phase), phaseColor(x.Phase))
+	desired := fmt.Sprint(x.Desired)
+	if f := x.Failover; f != nil && f.Active {
+		// The Deployment runs base + extra: READY/BASE+EXTRA.
+		desired = fmt.Sprintf("%d+%d", f.BaseReplicas, f.EffectiveReplicas-f.BaseReplicas)
+	}
+	return render.Colored(fmt.Sprintf("%d/%s %s", x.Ready, desired, phase), phaseColor(x.Phase))
 }
 
 func federationTable(w io.Writer, r Report, opts PrintOptions) error {
@@ -237,6 +260,15 @@ func disagreementsList(w io.Writer, r Report, opts PrintOptions) error {
 	rows := [][]render.Cell{render.Header("DISAGREEMENT", "OBJECT", "CLUSTERS", "DETAIL")}
 	for _, d := range r.Disagreements {
 		rows = append(rows, []render.Cell{render.Colored(d.Kind, render.Yellow), render.Text(d.Object), render.Text(strings.Join(d.Clusters, ",")), render.Text(d.Message)})
+	}
+	return render.Table(w, rows, opts.Color)
+}
+
+// noticesList prints the informational findings, such as an active failover.
+func noticesList(w io.Writer, r Report, opts PrintOptions) error {
+	rows := [][]render.Cell{render.Header("NOTICE", "OBJECT", "CLUSTERS", "DETAIL")}
+	for _, n := range r.Notices {
+		rows = append(rows, []render.Cell{render.Colored(n.Kind, render.Green), render.Text(n.Object), render.Text(strings.Join(n.Clusters, ",")), render.Text(n.Message)})
 	}
 	return render.Table(w, rows, opts.Color)
 }

@@ -80,6 +80,16 @@ const (
 	// differ from placement.EffectiveTemplate of its spec and its ClusterMember, or its
 	// Deployment runs other images than that effective template (merge_overrides.go).
 	DisagreeTemplate = "TemplateNotAsComputed"
+	// DisagreeFailover: a cluster's status.failover replicas differ from placement.FailoverFor
+	// over the deficits the same status reports (merge_failover.go).
+	DisagreeFailover = "FailoverNotAsComputed"
+)
+
+// Notice kinds: states worth showing that are not disagreements and do not change the exit code.
+const (
+	// NoticeFailoverActive: a cluster runs more than its base share because it absorbs the
+	// deficit of peers it sees short of theirs (spec.distribution.failover).
+	NoticeFailoverActive = "FailoverActive"
 )
 
 // Where a context's cluster name came from (ClusterRow.NameSource).
@@ -105,7 +115,9 @@ type Report struct {
 	Federations   []FederationRow `json:"federations"`
 	Members       []MemberRow     `json:"members"`
 	Disagreements []Disagreement  `json:"disagreements"`
-	Summary       Summary         `json:"summary"`
+	// Notices are informational findings (NoticeFailoverActive); they never change the exit code.
+	Notices []Notice `json:"notices,omitempty"`
+	Summary Summary  `json:"summary"`
 }
 
 // ClusterRow is one context's outcome.
@@ -175,6 +187,9 @@ type WorkloadInCluster struct {
 	// Template is what this cluster reports of its effective template beside the recomputation
 	// (merge_overrides.go); set when the copy reports one or has spec.overrides.
 	Template *TemplateView `json:"template,omitempty"`
+	// Failover is status.failover beside the recomputation (merge_failover.go); set when the
+	// copy reports one.
+	Failover *FailoverView `json:"failover,omitempty"`
 }
 
 // Workload copy states.
@@ -229,6 +244,14 @@ type Disagreement struct {
 	// Object is "Workload namespace/name", "Federation name", "ClusterMember name" or "Cluster name".
 	Object string `json:"object"`
 	// Clusters names every cluster involved.
+	Clusters []string `json:"clusters"`
+	Message  string   `json:"message"`
+}
+
+// Notice is one informational finding: not a disagreement, not counted in the exit code.
+type Notice struct {
+	Kind     string   `json:"kind"`
+	Object   string   `json:"object"`
 	Clusters []string `json:"clusters"`
 	Message  string   `json:"message"`
 }
