@@ -48,6 +48,7 @@ type cli struct {
 
 	planFiles     []string
 	planCluster   string
+	planDown      []string
 	planDiff      bool
 	planKustomize bool
 }
@@ -201,12 +202,20 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 
 func (c *cli) planCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plan (-f FILE_OR_DIR... [--cluster NAME] | --diff OLD NEW)",
+		Use:   "plan (-f FILE_OR_DIR... [--cluster NAME] [--assume-down NAME...] | --diff OLD NEW)",
 		Short: "Preview the allocation of Workload manifests, without any cluster access",
 		Long: `Reads Workload manifests (multi-document YAML; directories recursively; other kinds are
 ignored) and computes each Workload's allocation with the same function the operators run.
 With --diff OLD NEW (two files or directories, for example two git checkouts) it shows which
 replicas move per workload per cluster.
+
+With --cluster NAME it shows that cluster's replicas and the Deployment its operator renders:
+the overrides that select it (from its ClusterMember in the paths read: give the roster's
+manifests too), the effective images, and with -o yaml or -o json the Deployment object.
+
+With --assume-down NAME (repeatable) it previews capacity failover as if those clusters ran
+none of their share: each survivor's replicas as BASE+EXTRA, each capped by the Workload's
+distribution.failover.maxSurge; a Workload without failover just loses that share.
 
 With --kustomize (-k) every path is a kustomization directory, rendered as Flux's
 kustomize-controller would before planning (without Flux's post-build variable substitution).
@@ -218,6 +227,8 @@ Exit codes: 0 every Workload is valid; 2 usage error; 6 an invalid Workload (its
 number and the reason are printed); 1 internal error.`,
 		Example: `  polykube-status plan -f gitops/workloads
   polykube-status plan -f billing.yaml --cluster beta -o json
+  polykube-status plan -f gitops/workloads -f gitops/roster --cluster gamma -o yaml
+  polykube-status plan -f gitops --assume-down gamma
   polykube-status plan --diff /tmp/main/gitops/workloads gitops/workloads
   polykube-status plan -k -f examples/aws-gcp/gitops/workloads/production`,
 		Args: cobra.ArbitraryArgs,
@@ -234,8 +245,8 @@ number and the reason are printed); 1 internal error.`,
 			}
 			pr := status.PrintOptions{Color: c.color}
 			if c.planDiff {
-				if len(args) != 2 || len(c.planFiles) > 0 || c.planCluster != "" {
-					return status.Usagef("plan --diff takes exactly two paths, OLD and NEW, and no -f or --cluster: polykube-status plan --diff OLD NEW")
+				if len(args) != 2 || len(c.planFiles) > 0 || c.planCluster != "" || len(c.planDown) > 0 {
+					return status.Usagef("plan --diff takes exactly two paths, OLD and NEW, and no -f, --cluster or --assume-down: polykube-status plan --diff OLD NEW")
 				}
 				d, err := plan.Diff([]string{args[0]}, []string{args[1]}, opts)
 				if err != nil {
@@ -250,7 +261,7 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.planFiles) == 0 {
 				return status.Usagef("plan needs manifests: -f FILE_OR_DIR (repeatable), or --diff OLD NEW")
 			}
-			p, err := plan.Plan(c.planFiles, c.planCluster, opts)
+			p, err := plan.PlanScoped(c.planFiles, plan.Scope{Cluster: c.planCluster, AssumeDown: c.planDown}, opts)
 			if err != nil {
 				return err
 			}
@@ -259,7 +270,8 @@ number and the reason are printed); 1 internal error.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&c.planFiles, "filename", "f", nil, "manifest file or directory (repeatable)")
-	cmd.Flags().StringVar(&c.planCluster, "cluster", "", "show only this cluster's replicas")
+	cmd.Flags().StringVar(&c.planCluster, "cluster", "", "show this cluster's replicas and the Deployment its operator renders")
+	cmd.Flags().StringArrayVar(&c.planDown, "assume-down", nil, "preview failover as if this cluster were down (repeatable)")
 	cmd.Flags().BoolVar(&c.planDiff, "diff", false, "compare the plans of two paths: plan --diff OLD NEW")
 	cmd.Flags().BoolVarP(&c.planKustomize, "kustomize", "k", false, "treat every path as a kustomization directory and plan its `kustomize build` output")
 	return cmd

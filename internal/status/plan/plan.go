@@ -38,8 +38,10 @@ type PlanReport struct {
 	Kind       string `json:"kind"`
 	// Sources are the files and directories read.
 	Sources []string `json:"sources"`
-	// Cluster, when set, restricts the view to that cluster's replicas.
+	// Cluster, when set, restricts the view to that cluster's replicas and its rendered Deployments.
 	Cluster string `json:"cluster,omitempty"`
+	// AssumeDown are the clusters the failover preview assumes down (--assume-down).
+	AssumeDown []string `json:"assumeDown,omitempty"`
 	// Roster names the ClusterMembers found in the manifests, which distribution.targetSelectors
 	// select from.
 	Roster    []string          `json:"roster,omitempty"`
@@ -60,9 +62,16 @@ type PlannedWorkload struct {
 	// Targets are the targets resolved over the roster (explicit targets and those the
 	// targetSelectors select), set when the Workload has targetSelectors.
 	Targets []string `json:"targets,omitempty"`
-	// Replicas is the allocation of PlanReport.Cluster; Targeted says whether it is a target.
+	// Replicas is the allocation of PlanReport.Cluster (with its extra under --assume-down);
+	// Targeted says whether it is a target.
 	Replicas *int32 `json:"replicas,omitempty"`
 	Targeted *bool  `json:"targeted,omitempty"`
+	// Deployment is the Deployment PlanReport.Cluster runs, when it is a target; NotRendered
+	// says why there is none although it is.
+	Deployment  *RenderedDeployment `json:"deployment,omitempty"`
+	NotRendered string              `json:"notRendered,omitempty"`
+	// Failover is the preview of --assume-down, when the Workload targets a cluster assumed down.
+	Failover *PlannedFailover `json:"failover,omitempty"`
 }
 
 // InvalidManifest is a Workload document that could not be read or allocated.
@@ -251,15 +260,35 @@ func decodeWorkloads(file string, data []byte, opts LoadOptions, roster *[]polyk
 	return out, invalid
 }
 
+// Scope is what Plan shows beyond the allocation.
+type Scope struct {
+	// Cluster, when set, adds that cluster's replicas and rendered Deployment to every row.
+	Cluster string
+	// AssumeDown previews failover as if these clusters ran none of their share.
+	AssumeDown []string
+}
+
 // Plan computes the allocation of every Workload under paths. cluster, when set, adds that
-// cluster's replicas to every row.
+// cluster's replicas and rendered Deployment to every row.
 func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) {
+	return PlanScoped(paths, Scope{Cluster: cluster}, opts)
+}
+
+// PlanScoped is Plan with a failover preview: with scope.AssumeDown, every Workload that targets
+// one of those clusters gets the replicas each survivor would run (placement.PlanFailover).
+func PlanScoped(paths []string, scope Scope, opts LoadOptions) (PlanReport, error) {
+	cluster := scope.Cluster
 	wls, roster, invalid, err := loadManifests(paths, opts)
 	if err != nil {
 		return PlanReport{}, err
 	}
-	rep := PlanReport{APIVersion: status.APIVersion, Kind: status.KindPlan, Sources: paths, Cluster: cluster,
+	down := uniqueSorted(scope.AssumeDown)
+	rep := PlanReport{APIVersion: status.APIVersion, Kind: status.KindPlan, Sources: paths, Cluster: cluster, AssumeDown: down,
 		Workloads: []PlannedWorkload{}, Invalid: []InvalidManifest{}}
+	known := map[string]bool{}
+	for _, m := range roster {
+		known[m.Name] = true
+	}
 	for _, m := range roster {
 		rep.Roster = append(rep.Roster, m.Name)
 	}
@@ -283,19 +312,45 @@ func Plan(paths []string, cluster string, opts LoadOptions) (PlanReport, error) 
 			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: reason})
 			continue
 		}
+		if err := checkOverrides(w); err != nil {
+			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: err.Error()})
+			continue
+		}
+		if _, _, err := placement.FailoverFromWorkload(w); err != nil {
+			rep.Invalid = append(rep.Invalid, InvalidManifest{Source: s.Source, Name: key, Reason: err.Error() + "; fix the Workload"})
+			continue
+		}
 		p := PlannedWorkload{Namespace: w.Namespace, Name: w.Name, Source: s.Source,
 			Strategy: w.Spec.Distribution.Strategy, Total: alloc.Total(), Allocation: status.SharesOf(alloc)}
+		for _, sh := range alloc {
+			known[sh.Cluster] = true
+		}
 		if placement.UsesRoster(w) {
 			resolved, _ := placement.ResolveTargets(w.Spec.Distribution, roster)
 			for _, t := range resolved {
 				p.Targets = append(p.Targets, t.Cluster)
 			}
 		}
+		if len(down) > 0 {
+			if p.Failover, err = planFailover(w, roster, down); err != nil {
+				// The allocation of the same spec succeeded: only a broken invariant gets here.
+				return PlanReport{}, fmt.Errorf("preview the failover of Workload %s: %w", key, err)
+			}
+		}
 		if cluster != "" {
 			r, ok := alloc.For(cluster)
+			if sh, inPreview := p.Failover.For(cluster); inPreview {
+				r = sh.Replicas
+			}
 			p.Replicas, p.Targeted = &r, &ok
+			if ok {
+				p.Deployment, p.NotRendered = renderFor(w, roster, cluster, r)
+			}
 		}
 		rep.Workloads = append(rep.Workloads, p)
+	}
+	if err := checkAssumeDown(down, cluster, known); err != nil {
+		return PlanReport{}, status.Usagef("%v", err)
 	}
 	sort.Slice(rep.Workloads, func(i, j int) bool {
 		a, b := rep.Workloads[i], rep.Workloads[j]
@@ -424,15 +479,38 @@ func PrintPlan(w io.Writer, p PlanReport, format string, opts status.PrintOption
 			return err
 		}
 	} else if p.Cluster != "" {
-		rows := [][]render.Cell{render.Header("WORKLOAD", "NAMESPACE", "STRATEGY", strings.ToUpper(p.Cluster), "TOTAL", "SOURCE")}
+		head := []string{"WORKLOAD", "NAMESPACE", "STRATEGY", strings.ToUpper(p.Cluster), "TOTAL", "OVERRIDES", "IMAGES"}
+		if len(p.AssumeDown) > 0 {
+			head = append(head, "FAILOVER")
+		}
+		rows := [][]render.Cell{render.Header(append(head, "SOURCE")...)}
 		for _, wl := range p.Workloads {
 			mine := render.Colored("not a target", render.None)
+			overrides, images := render.Text("-"), render.Text("-")
 			if *wl.Targeted {
-				mine = render.Colored(fmt.Sprint(*wl.Replicas), render.Green)
+				text := fmt.Sprint(*wl.Replicas)
+				if cell, ok := failoverCell(wl.Failover, p.Cluster); ok {
+					text = cell
+				}
+				mine = render.Colored(text, render.Green)
+				switch d := wl.Deployment; {
+				case d == nil:
+					overrides, images = render.Colored("not rendered", render.Yellow), render.Colored("not rendered", render.Yellow)
+				default:
+					overrides = render.Text(orDash(strings.Join(d.AppliedOverrides, ",")))
+					images = render.Text(strings.Join(d.Images, " "))
+				}
 			}
-			rows = append(rows, []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace), render.Text(wl.Strategy), mine, render.Text(fmt.Sprint(wl.Total)), render.Text(wl.Source)})
+			row := []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace), render.Text(wl.Strategy), mine, render.Text(fmt.Sprint(wl.Total)), overrides, images}
+			if len(p.AssumeDown) > 0 {
+				row = append(row, render.Text(failoverSummary(wl.Failover)))
+			}
+			rows = append(rows, append(row, render.Text(wl.Source)))
 		}
 		if err := render.Table(w, rows, opts.Color); err != nil {
+			return err
+		}
+		if err := printNotRendered(w, p, opts); err != nil {
 			return err
 		}
 	} else {
@@ -447,19 +525,48 @@ func PrintPlan(w io.Writer, p PlanReport, format string, opts status.PrintOption
 		for _, n := range names {
 			head = append(head, strings.ToUpper(n))
 		}
-		rows := [][]render.Cell{render.Header(append(head, "TOTAL", "SOURCE")...)}
+		head = append(head, "TOTAL")
+		if len(p.AssumeDown) > 0 {
+			head = append(head, "FAILOVER")
+		}
+		rows := [][]render.Cell{render.Header(append(head, "SOURCE")...)}
 		for _, wl := range p.Workloads {
 			row := []render.Cell{render.Text(wl.Name), render.Text(wl.Namespace), render.Text(wl.Strategy)}
 			for _, n := range names {
-				row = append(row, render.Text(replicasOrDash(wl.Allocation, n)))
+				text := replicasOrDash(wl.Allocation, n)
+				if cell, ok := failoverCell(wl.Failover, n); ok {
+					text = cell
+				}
+				row = append(row, render.Text(text))
 			}
-			rows = append(rows, append(row, render.Text(fmt.Sprint(wl.Total)), render.Text(wl.Source)))
+			row = append(row, render.Text(fmt.Sprint(wl.Total)))
+			if len(p.AssumeDown) > 0 {
+				row = append(row, render.Text(failoverSummary(wl.Failover)))
+			}
+			rows = append(rows, append(row, render.Text(wl.Source)))
 		}
 		if err := render.Table(w, rows, opts.Color); err != nil {
 			return err
 		}
 	}
 	return printInvalid(w, p.Invalid, opts)
+}
+
+// printNotRendered lists the rows of a --cluster plan whose Deployment could not be rendered.
+func printNotRendered(w io.Writer, p PlanReport, opts status.PrintOptions) error {
+	rows := [][]render.Cell{render.Header("NOT RENDERED", "WORKLOAD", "REASON")}
+	for _, wl := range p.Workloads {
+		if wl.NotRendered != "" {
+			rows = append(rows, []render.Cell{render.Colored(wl.Source, render.Yellow), render.Text(wl.Namespace + "/" + wl.Name), render.Text(wl.NotRendered)})
+		}
+	}
+	if len(rows) == 1 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return render.Table(w, rows, opts.Color)
 }
 
 func replicasOrDash(s []status.Share, cluster string) string {
@@ -598,4 +705,15 @@ func sortedMapKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func uniqueSorted(s []string) []string {
+	set := map[string]bool{}
+	for _, v := range s {
+		set[v] = true
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return sortedMapKeys(set)
 }

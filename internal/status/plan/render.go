@@ -1,0 +1,118 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/status"
+	"github.com/polykube/polykube/placement"
+)
+
+// RenderedDeployment is the Deployment the operator of PlanReport.Cluster runs for a Workload:
+// its effective template (spec.template with the overrides that select the cluster) and its
+// replicas.
+type RenderedDeployment struct {
+	// AppliedOverrides are the spec.overrides that select the cluster, in the order applied
+	// (what its operator writes to status.appliedOverrides).
+	AppliedOverrides []string `json:"appliedOverrides,omitempty"`
+	// EffectiveTemplateHash is placement.TemplateHash of the effective template (what its
+	// operator writes to status.effectiveTemplateHash).
+	EffectiveTemplateHash string `json:"effectiveTemplateHash"`
+	// Images are the effective template's images as container=image, init containers first.
+	Images []string `json:"images"`
+	// Replicas is the Deployment's spec.replicas: the cluster's share, plus its extra under
+	// --assume-down when the Workload fails over.
+	Replicas int32 `json:"replicas"`
+	// Object is the Deployment, as far as the manifests determine it.
+	Object *appsv1.Deployment `json:"object"`
+}
+
+// renderFor is renderDeployment for cluster with its ClusterMember from roster, or why it cannot be.
+func renderFor(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember, cluster string, replicas int32) (*RenderedDeployment, string) {
+	member := memberNamed(roster, cluster)
+	if member == nil && len(w.Spec.Overrides) > 0 {
+		return nil, fmt.Sprintf("no ClusterMember named %s in the paths read, and the overrides select on it: add the roster's manifests (-f) to render its Deployment", cluster)
+	}
+	d, err := renderDeployment(w, member, cluster, replicas)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return d, ""
+}
+
+// renderDeployment renders the Deployment the operator of cluster runs for w, from member (its
+// ClusterMember; nil when the manifests hold none, which only a Workload without overrides
+// can be rendered without).
+//
+// The operator builds its Deployment in operator/reconcilers/workload (desiredDeployment), which
+// this CLI does not import: that package is the operator's reconcile machinery, and the rest of
+// what it builds from comes from the cluster (DatastoreBinding env vars from local Secrets, the
+// Workload's UID). What the operator and this CLI share is the contract in placement (decision
+// 0004): EffectiveTemplate, the same function the operator renders from, and TemplateHash. So the
+// template here is exactly the operator's before its own additions; around it, this adds what
+// desiredDeployment derives from the Workload alone (name, namespace, the managed-by, workload
+// and cluster labels, the pod selector label) and leaves out what only the cluster knows: the
+// env vars DatastoreBindings inject, the owner reference, the operator's template-hash
+// annotation (a hash over those env vars too) and the API server's defaults.
+func renderDeployment(w *polykubev1alpha1.Workload, member *polykubev1alpha1.ClusterMember, cluster string, replicas int32) (*RenderedDeployment, error) {
+	tmpl, applied, err := placement.EffectiveTemplate(w.Spec, member)
+	if err != nil {
+		return nil, err
+	}
+	out := &RenderedDeployment{AppliedOverrides: applied, EffectiveTemplateHash: placement.TemplateHash(tmpl),
+		Images: status.ContainerImages(tmpl.Spec), Replicas: replicas}
+
+	selector := map[string]string{polykubev1alpha1.WorkloadNameLabel: w.Name}
+	podTemplate := *tmpl.DeepCopy()
+	podTemplate.Labels = maps.Clone(podTemplate.Labels)
+	if podTemplate.Labels == nil {
+		podTemplate.Labels = map[string]string{}
+	}
+	maps.Copy(podTemplate.Labels, selector)
+	out.Object = &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      w.Name,
+			Namespace: w.Namespace,
+			Labels: map[string]string{
+				polykubev1alpha1.ManagedByLabel:    polykubev1alpha1.ManagedByValue,
+				polykubev1alpha1.WorkloadNameLabel: w.Name,
+				polykubev1alpha1.ClusterLabel:      cluster,
+			},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: podTemplate,
+		},
+	}
+	return out, nil
+}
+
+// memberNamed is the ClusterMember of that name in the roster, or nil.
+func memberNamed(roster []polykubev1alpha1.ClusterMember, name string) *polykubev1alpha1.ClusterMember {
+	for i := range roster {
+		if roster[i].Name == name {
+			return &roster[i]
+		}
+	}
+	return nil
+}
+
+// checkOverrides returns the error every operator reports for the spec's overrides (they
+// depend on the spec alone), or nil. EffectiveTemplate checks every override before it looks
+// at the member, so any member serves.
+func checkOverrides(w *polykubev1alpha1.Workload) error {
+	if len(w.Spec.Overrides) == 0 {
+		return nil
+	}
+	if _, _, err := placement.EffectiveTemplate(w.Spec, &polykubev1alpha1.ClusterMember{}); err != nil {
+		return fmt.Errorf("%w: fix the Workload (every operator reports Ready=False, reason InvalidSpec, and leaves what runs as it is)", err)
+	}
+	return nil
+}
