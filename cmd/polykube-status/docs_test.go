@@ -31,6 +31,7 @@ func TestDocs_DescribeTheSchema(t *testing.T) {
 	for _, word := range []string{
 		status.DisagreeSpec, status.DisagreeSpecHash, status.DisagreeAllocation, status.DisagreeExpected, status.DisagreeInvalidSpec, status.DisagreeMissingCopy,
 		status.DisagreeUnreported, status.DisagreeUntargeted, status.DisagreeRoster, status.DisagreeMember, status.DisagreeDuplicateCluster,
+		status.DisagreeTemplate, status.DisagreeFailover, status.NoticeFailoverActive,
 		status.ReasonUnreachable, status.ReasonTimeout, status.ReasonUnauthorized, status.ReasonForbidden, status.ReasonCRDsMissing, status.ReasonConfigError, status.ReasonError,
 		status.NameFromFederation, status.NameFromWorkload, status.StatePresent, status.StateAbsent, status.StateUnknown, status.APIVersion, status.KindFleetStatus, status.KindPlan, status.KindPlanDiff,
 	} {
