@@ -18,6 +18,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
 	"github.com/polykube/polykube/internal/status/fleettest"
+	"github.com/polykube/polykube/placement"
 )
 
 // result is one run of the CLI.
@@ -228,6 +229,59 @@ func TestFleet(t *testing.T) {
 		missing := runCLI(append(admins, "-n", "rollout", "nope")...)
 		g.Expect(missing.code).To(Equal(status.ExitNotReady))
 		g.Expect(missing.stdout).To(ContainSubstring(`no Workload matches "nope"`))
+	})
+
+	t.Run("overrides and failover are recomputed from what each cluster reports", func(t *testing.T) {
+		g := NewWithT(t)
+		f.Namespace(ctx, t, "per-cluster")
+		w := fleettest.Weighted("per-cluster", "api", 6, all...)
+		w.Spec.Distribution.Failover = &polykubev1alpha1.Failover{}
+		w.Spec.Overrides = []polykubev1alpha1.WorkloadOverride{{Name: "gamma-tag",
+			ClusterSelector: polykubev1alpha1.ClusterSelector{ClusterNames: []string{"gamma"}},
+			Images:          []polykubev1alpha1.ImageOverride{{Container: "app", Tag: "2"}}}}
+		for _, c := range f.Clusters {
+			c.CreateWorkload(ctx, t, w, nil)
+			// What the operator adds, from the copy as the API server stored it (defaults applied):
+			// the effective template for its ClusterMember, and the failover of a fleet whose
+			// survivors alpha and beta have seen gamma short of its 2.
+			stored := &polykubev1alpha1.Workload{}
+			g.Expect(c.Admin.Get(ctx, client.ObjectKeyFromObject(w), stored)).To(Succeed())
+			member := &polykubev1alpha1.ClusterMember{}
+			g.Expect(c.Admin.Get(ctx, client.ObjectKey{Name: c.Name}, member)).To(Succeed())
+			tmpl, applied, err := placement.EffectiveTemplate(stored.Spec, member)
+			g.Expect(err).NotTo(HaveOccurred())
+			st := &stored.Status
+			st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(tmpl)
+			if c == beta {
+				st.EffectiveTemplateHash = "0123456789abcdef0123456789abcdef"
+			}
+			cfg, _, err := placement.FailoverFromWorkload(stored)
+			g.Expect(err).NotTo(HaveOccurred())
+			state := placement.FailoverState{}
+			if c != gamma {
+				state.Peers = []placement.PeerFailover{{Cluster: "gamma", Absorbed: 2, ActiveSince: time.Now().Truncate(time.Second)}}
+			}
+			fo, err := placement.FailoverFor(placement.SpecFromWorkload(stored), c.Name, state.Deficits(), cfg.MaxSurge)
+			g.Expect(err).NotTo(HaveOccurred())
+			st.Failover = placement.FailoverStatusOf(state, fo)
+			st.ReadyReplicas = fo.Replicas
+			g.Expect(c.Admin.Status().Update(ctx, stored)).To(Succeed())
+		}
+
+		res := runCLI(append(admins, "-n", "per-cluster", "-o", "json")...)
+		g.Expect(res.code).To(Equal(status.ExitDisagreement), "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+		rep := res.report(g)
+		g.Expect(disagreementKinds(rep)).To(ConsistOf("TemplateNotAsComputed Workload per-cluster/api beta"))
+		g.Expect(rep.Notices).To(HaveLen(2))
+		g.Expect(rep.Notices).To(HaveEach(HaveField("Kind", status.NoticeFailoverActive)))
+		cells := rep.Workloads[0].Clusters
+		g.Expect(cells[2].Template.AppliedOverrides).To(Equal([]string{"gamma-tag"}))
+		g.Expect(cells[2].Template.Images).To(Equal([]string{"app=registry.example/api:2"}))
+		g.Expect(cells[0].Failover.ExtraReplicas + cells[1].Failover.ExtraReplicas).To(BeEquivalentTo(2))
+
+		table := runCLI(append(admins, "-n", "per-cluster")...)
+		g.Expect(table.stdout).To(MatchRegexp(`api\s+per-cluster\s+3/2\+1 Ready\s+3/2\+1 Ready\s+2/2 Ready\s+8/6\+2`))
+		g.Expect(table.stdout).To(ContainSubstring("FailoverActive"))
 	})
 
 	t.Run("a stopped cluster is unreachable within the timeout; the others are shown", func(t *testing.T) {
