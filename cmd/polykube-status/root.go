@@ -24,7 +24,8 @@ const exitCodesHelp = `Exit codes:
   1  internal error (nothing was reported)
   2  usage error: the command line is wrong (nothing was queried)
   3  some cluster could not be read (unreachable, timeout, unauthorized, forbidden, CRDs missing)
-  4  the clusters disagree (specs, allocations, rosters, unreported or untargeted slices)
+  4  the clusters disagree (specs, allocations, effective templates, failover replicas,
+     rosters, unreported or untargeted slices)
   5  something is not ready (a slice, a Federation, or a named Workload that does not exist)
   6  plan: a manifest holds an invalid Workload
 When several apply, the lowest of 3, 4 and 5 wins: an incomplete view comes first, then
@@ -106,7 +107,9 @@ polykube-status-reader (gitops/status-reader) to its users.
 
 WORKLOAD arguments filter by name; shell patterns such as 'billing-*' are allowed.
 Each cluster cell reads READY/DESIRED PHASE; '-' means the cluster is not a target, '?' that
-the cluster could not be read, 'absent' that it has no copy of the Workload.
+the cluster could not be read, 'absent' that it has no copy of the Workload. While a cluster
+absorbs peers' share (distribution.failover) it reads READY/BASE+EXTRA PHASE, and a
+FailoverActive notice, which does not change the exit code, says for which peers.
 
 ` + exitCodesHelp,
 		Example: `  polykube-status --context alpha --context beta
