@@ -139,7 +139,7 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 		return nil, err
 	}
 	s.Files[RosterDir+"/roster.yaml"] = roster
-	s.Files[RosterDir+"/kustomization.yaml"] = kustomization([]string{"roster.yaml"}, "")
+	s.Files[RosterDir+"/kustomization.yaml"] = RosterKustomization(nil)
 	s.Files[WorkloadsDir+"/kustomization.yaml"] = kustomization(nil, "")
 	resources = append(resources, "../../"+RosterDir, "../../"+WorkloadsDir)
 
@@ -234,6 +234,30 @@ func Manifest(obj any) ([]byte, error) {
 		}
 	}
 	return yaml.Marshal(m)
+}
+
+// Patch is a kustomize patch of one object: a strategic-merge (for custom resources, a JSON
+// merge) patch document.
+type Patch struct {
+	Kind, Name string
+	Patch      string
+}
+
+// RosterKustomization is the roster's kustomization.yaml: roster.yaml, and the patches given.
+// The test bed serves it without patches; a scenario that changes a ClusterMember's labels
+// through Git commits it with one, and the seed's again when it ends.
+func RosterKustomization(patches []Patch) []byte {
+	var extra strings.Builder
+	if len(patches) > 0 {
+		extra.WriteString("patches:\n")
+		for _, p := range patches {
+			fmt.Fprintf(&extra, "  - target:\n      kind: %s\n      name: %s\n    patch: |\n", p.Kind, p.Name)
+			for _, line := range strings.Split(strings.TrimRight(p.Patch, "\n"), "\n") {
+				extra.WriteString("      " + line + "\n")
+			}
+		}
+	}
+	return kustomization([]string{"roster.yaml"}, extra.String())
 }
 
 // kustomization writes a kustomization.yaml with the resources and extra text.

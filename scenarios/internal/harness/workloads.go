@@ -53,6 +53,8 @@ func (sc *Scenario) DefineWorkload(name, strategy string, total *int32, targets 
 			tmpl.Labels = map[string]string{}
 		}
 		tmpl.Labels["app"] = name
+		// Features name the one container "app" on every tier.
+		tmpl.Spec.Containers[0].Name = "app"
 		w.Spec.Template = tmpl
 	}
 	for _, t := range targets {
@@ -428,16 +430,40 @@ func (sc *Scenario) AwaitSameAllocation(ctx context.Context, workload string) er
 	if err != nil {
 		return err
 	}
-	alloc, err := placement.ForWorkload(w)
-	if err != nil {
-		return fmt.Errorf("the scenario's Workload %q does not allocate: %w", workload, err)
+	var want map[string]int32
+	wantOf := func(ctx context.Context) error {
+		var roster []polykubev1alpha1.ClusterMember
+		if placement.UsesRoster(w) {
+			// Targets chosen by labels resolve over the roster: the one the first cluster holds,
+			// which every cluster must agree with once Git is delivered.
+			c, err := sc.Clients.Admin(sc.Fed.Clusters()[0])
+			if err != nil {
+				return err
+			}
+			var list polykubev1alpha1.ClusterMemberList
+			if err := c.List(ctx, &list); err != nil {
+				return fmt.Errorf("list ClusterMembers in cluster %q: %w", sc.Fed.Clusters()[0], err)
+			}
+			roster = list.Items
+		}
+		alloc, err := placement.ForWorkloadIn(w, roster)
+		if err != nil {
+			return fmt.Errorf("the scenario's Workload %q does not allocate: %w", workload, err)
+		}
+		want = map[string]int32{}
+		for _, s := range alloc {
+			want[s.Cluster] = s.Replicas
+		}
+		return nil
 	}
-	want := map[string]int32{}
-	for _, s := range alloc {
-		want[s.Cluster] = s.Replicas
+	if err := wantOf(ctx); err != nil {
+		return err
 	}
 	what := fmt.Sprintf("every cluster to report the allocation %s for %q in status.targets", formatShares(want), workload)
 	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+		if err := wantOf(ctx); err != nil {
+			return err
+		}
 		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
 			got, err := sc.workloadProcessed(ctx, cl, c, workload)
 			if err != nil {

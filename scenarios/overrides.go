@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
+
+	"github.com/polykube/polykube/scenarios/internal/harness"
+)
+
+// Steps of features/per-cluster-overrides.feature and features/target-selection.feature: one
+// manifest for every cluster, differing per cluster by overrides, and targets chosen by the
+// roster's labels.
+func overrideSteps(r *registry) {
+	selected := func(ctx context.Context, name, strategy string, total *int32, table *godog.Table) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			rows, err := tableRows(table, "labels")
+			if err != nil {
+				return err
+			}
+			var rules []harness.SelectorRule
+			for _, row := range rows {
+				labels, err := harness.ParseLabels(row["labels"])
+				if err != nil {
+					return err
+				}
+				rule := harness.SelectorRule{Labels: labels}
+				if rule.Replicas, err = optInt32(row["replicas"], "replicas of "+row["labels"]); err != nil {
+					return err
+				}
+				if rule.Weight, err = optInt32(row["weight"], "weight of "+row["labels"]); err != nil {
+					return err
+				}
+				rules = append(rules, rule)
+			}
+			s.DefineSelectedWorkload(name, strategy, total, rules)
+			return nil
+		})
+	}
+	r.step(`^a Workload "([^"]*)" with strategy (Static|MultiCloudWeighted) and (\d+) replicas in total, targeting the clusters labelled:$`, func(ctx context.Context, name, strategy string, total int32, table *godog.Table) error {
+		return selected(ctx, name, strategy, &total, table)
+	})
+	r.step(`^the Workload "([^"]*)" has the override:$`, func(ctx context.Context, name string, doc *godog.DocString) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AddOverride(name, doc.Content) })
+	})
+	r.step(`^in cluster "([^"]*)" the container "([^"]*)" of "([^"]*)" runs its image from the registry "([^"]*)"$`, func(ctx context.Context, cluster, container, name, registry string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitContainerImage(ctx, cluster, name, container, registry) })
+	})
+	r.step(`^in clusters? (.+) the container "([^"]*)" of "([^"]*)" runs its image as written$`, func(ctx context.Context, list, container, name string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			clusters, err := quotedList(list)
+			if err != nil {
+				return err
+			}
+			for _, cl := range clusters {
+				if err := s.AwaitContainerImage(ctx, cl, name, container, ""); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	r.step(`^the Workload "([^"]*)" reports these overrides applied:$`, func(ctx context.Context, name string, table *godog.Table) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			rows, err := tableRows(table, "cluster", "overrides")
+			if err != nil {
+				return err
+			}
+			want := map[string][]string{}
+			for _, row := range rows {
+				var names []string
+				for _, n := range strings.Split(row["overrides"], ",") {
+					if n = strings.TrimSpace(n); n != "" && n != "-" {
+						names = append(names, n)
+					}
+				}
+				want[row["cluster"]] = names
+			}
+			return s.AwaitAppliedOverrides(ctx, name, want)
+		})
+	})
+	r.step(`^the roster in Git labels cluster "([^"]*)" with (.+)$`, func(ctx context.Context, cluster, labels string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			set, err := harness.ParseLabels(strings.Trim(labels, `"`))
+			if err != nil {
+				return fmt.Errorf("the labels: %w", err)
+			}
+			return s.RelabelMember(ctx, cluster, set)
+		})
+	})
+	r.step(`^no cluster's copy of the Workload "([^"]*)" was edited after it was created$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckNotEdited(ctx, name) })
+	})
+}
