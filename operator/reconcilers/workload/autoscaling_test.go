@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/placement"
@@ -82,4 +83,27 @@ func TestDesiredHPA(t *testing.T) {
 	edited.Spec.ScaleTargetRef.Name = "other"
 	g.Expect(hpaUpToDate(edited, want)).To(BeFalse(), "target edited by hand")
 	g.Expect(hpaUpToDate(have, desiredHPA(wl, "east", placement.Bounds{Cluster: "east", Min: 2, Max: 8}))).To(BeFalse(), "new bounds")
+}
+
+func TestHPASpecOrOwnershipChanged(t *testing.T) {
+	g := NewWithT(t)
+	old := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Labels: map[string]string{"a": "b"}},
+		Spec:       autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 6},
+	}
+	update := func(mutate func(h *autoscalingv2.HorizontalPodAutoscaler)) bool {
+		n := old.DeepCopy()
+		mutate(n)
+		return hpaSpecOrOwnershipChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: n})
+	}
+	g.Expect(update(func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		h.Status.CurrentReplicas, h.Status.DesiredReplicas = 4, 5
+		h.ResourceVersion = "2"
+	})).To(BeFalse(), "the HPA controller's status writes")
+	g.Expect(update(func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 100 })).To(BeTrue(), "a hand edit")
+	g.Expect(update(func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Labels = nil })).To(BeTrue(), "labels")
+	g.Expect(update(func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		h.OwnerReferences = []metav1.OwnerReference{{Name: "x"}}
+	})).To(BeTrue(), "owners")
+	g.Expect(hpaSpecOrOwnershipChanged.Delete(event.DeleteEvent{Object: old})).To(BeTrue(), "a deletion by hand")
 }

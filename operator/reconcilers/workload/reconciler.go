@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,8 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation,
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
 		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
@@ -138,6 +139,22 @@ var mirroredSlice = predicate.NewPredicateFuncs(func(o client.Object) bool {
 var notOwnCreation = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool {
 		return e.Object.GetLabels()[polykubev1alpha1.ManagedByLabel] != polykubev1alpha1.ManagedByValue
+	},
+}
+
+// hpaSpecOrOwnershipChanged passes the updates of an HPA that change its spec, labels or owners
+// (a hand edit to undo, a take-over to notice), not those of the status its controller keeps
+// writing. The API server does not move an HPA's generation on a spec change, so the objects are
+// compared.
+var hpaSpecOrOwnershipChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, okOld := e.ObjectOld.(*autoscalingv2.HorizontalPodAutoscaler)
+		n, okNew := e.ObjectNew.(*autoscalingv2.HorizontalPodAutoscaler)
+		if !okOld || !okNew {
+			return true
+		}
+		return !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) || !maps.Equal(o.Labels, n.Labels) ||
+			!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
 	},
 }
 
