@@ -151,6 +151,10 @@ func workloadCell(x WorkloadInCluster) render.Cell {
 	if phase == "" {
 		phase = "-"
 	}
+	if a := x.Autoscaling; a != nil {
+		// Desired is the HPA's current choice; its bounds follow it.
+		return render.Colored(fmt.Sprintf("%d/%d (%d..%d) %s", x.Ready, x.Desired, a.MinReplicas, a.MaxReplicas, phase), phaseColor(x.Phase))
+	}
 	return render.Colored(fmt.Sprintf("%d/%d %s", x.Ready, x.Desired, phase), phaseColor(x.Phase))
 }
 

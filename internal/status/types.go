@@ -168,6 +168,16 @@ type WorkloadInCluster struct {
 	Expected []Share `json:"expected,omitempty"`
 	// DeploymentReplicas is spec.replicas of the polykube-managed Deployment, when one exists.
 	DeploymentReplicas *int32 `json:"deploymentReplicas,omitempty"`
+	// Autoscaling is status.autoscaling of an autoscaled Workload: this cluster's HPA bounds and
+	// current replicas (Desired is then the current replicas too).
+	Autoscaling *Autoscaled `json:"autoscaling,omitempty"`
+}
+
+// Autoscaled is one cluster's autoscaling as its operator reports it.
+type Autoscaled struct {
+	MinReplicas     int32 `json:"minReplicas"`
+	MaxReplicas     int32 `json:"maxReplicas"`
+	CurrentReplicas int32 `json:"currentReplicas"`
 }
 
 // Workload copy states.
