@@ -83,10 +83,11 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Deployments, Services and HorizontalPodAutoscalers
 // are mapped to the Workload of the same name whether or not they are owned by it (which covers
 // what Owns would, since every object the Workload owns has its name), so that a conflicting
-// object that goes away is noticed; an HPA only on a change of its spec or labels, not of the
-// status its controller keeps writing; this cluster's ClusterMember maps to every Workload (the operator's
-// identity may appear late), every other one to the Workloads with targetSelectors (the roster
-// they select from); DatastoreBindings map to the Workload they reference.
+// object that goes away is noticed; an HPA only when its spec, labels or owners change, not on
+// the status its controller keeps writing. This cluster's ClusterMember maps to every Workload
+// (the operator's identity may appear late), every other one to the Workloads with
+// targetSelectors (the roster they select from); DatastoreBindings map to the Workload they
+// reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
