@@ -21,6 +21,10 @@
 // share; StepFailover is its hysteresis (detectAfter, returnAfter), pure as well, with the time
 // passed in.
 //
+// autoscaling.go splits an autoscaled Workload's minimum and maximum the same way
+// (AllocateBounds, decision 0008): each total by Allocate, so every cluster's minimum is at most
+// its maximum.
+//
 // overrides.go renders a cluster's effective pod template from the spec's ordered overrides and
 // that cluster's ClusterMember (EffectiveTemplate, TemplateHash; decision 0005), under the same
 // rules: pure, deterministic, the same answer in every process that asks.
@@ -46,6 +50,9 @@ type Target struct {
 	Cluster  string
 	Replicas *int32 // explicit replicas; kept as given
 	Weight   *int32 // relative share of the remaining total (MultiCloudWeighted)
+	// MaxReplicas is the autoscaling maximum of a Static target (AllocateBounds); Allocate
+	// ignores it.
+	MaxReplicas *int32
 }
 
 // Spec is the input of Allocate.

@@ -55,7 +55,7 @@ func ResolveTargets(d polykubev1alpha1.Distribution, roster []polykubev1alpha1.C
 	out := make([]Target, 0, len(d.Targets)+len(roster))
 	named := make(map[string]bool, len(d.Targets))
 	for _, t := range d.Targets {
-		out = append(out, Target{Cluster: t.ClusterRef, Replicas: t.Replicas, Weight: t.Weight})
+		out = append(out, Target{Cluster: t.ClusterRef, Replicas: t.Replicas, Weight: t.Weight, MaxReplicas: t.MaxReplicas})
 		named[t.ClusterRef] = true
 	}
 	if len(selectors) > 0 {
@@ -69,7 +69,7 @@ func ResolveTargets(d polykubev1alpha1.Distribution, roster []polykubev1alpha1.C
 			for k, sel := range selectors {
 				if sel.Matches(set) {
 					r := &d.TargetSelectors[k]
-					out = append(out, Target{Cluster: m.Name, Replicas: r.Replicas, Weight: r.Weight})
+					out = append(out, Target{Cluster: m.Name, Replicas: r.Replicas, Weight: r.Weight, MaxReplicas: r.MaxReplicas})
 					seen[m.Name] = true
 					break
 				}
@@ -95,12 +95,28 @@ func SpecFromWorkloadIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.
 }
 
 // ForWorkloadIn allocates the replicas of a Workload over the targets it resolves in roster.
+// For an autoscaled Workload the allocation is each target's HPA minimum, the replicas its
+// Deployment starts with (BoundsAllocation.Floors).
 func ForWorkloadIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember) (Allocation, error) {
 	spec, err := SpecFromWorkloadIn(w, roster)
 	if err != nil {
 		return nil, err
 	}
-	return Allocate(spec)
+	return allocationOf(w, spec)
+}
+
+// BoundsForWorkloadIn returns the autoscaling bounds of every target a Workload resolves in
+// roster; ok is false when spec.autoscaling is unset.
+func BoundsForWorkloadIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember) (b BoundsAllocation, ok bool, err error) {
+	if w.Spec.Autoscaling == nil {
+		return nil, false, nil
+	}
+	spec, err := SpecFromWorkloadIn(w, roster)
+	if err != nil {
+		return nil, true, err
+	}
+	b, err = boundsOf(w, spec)
+	return b, true, err
 }
 
 // UsesRoster reports whether a Workload's targets depend on the roster (it has targetSelectors).

@@ -46,7 +46,7 @@ func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {
 		Targets:  make([]Target, 0, len(d.Targets)),
 	}
 	for _, t := range d.Targets {
-		s.Targets = append(s.Targets, Target{Cluster: t.ClusterRef, Replicas: t.Replicas, Weight: t.Weight})
+		s.Targets = append(s.Targets, Target{Cluster: t.ClusterRef, Replicas: t.Replicas, Weight: t.Weight, MaxReplicas: t.MaxReplicas})
 	}
 	return s
 }
@@ -54,7 +54,36 @@ func SpecFromWorkload(w *polykubev1alpha1.Workload) Spec {
 // ForWorkload allocates the replicas of a Workload over its explicit targets; it ignores
 // distribution.targetSelectors (ForWorkloadIn resolves them over a roster).
 func ForWorkload(w *polykubev1alpha1.Workload) (Allocation, error) {
-	return Allocate(SpecFromWorkload(w))
+	return allocationOf(w, SpecFromWorkload(w))
+}
+
+// allocationOf allocates spec, the targets of w: by Allocate, or for an autoscaled Workload as
+// the floors of its bounds.
+func allocationOf(w *polykubev1alpha1.Workload, spec Spec) (Allocation, error) {
+	if w.Spec.Autoscaling == nil {
+		return Allocate(spec)
+	}
+	b, err := boundsOf(w, spec)
+	if err != nil {
+		return nil, err
+	}
+	return b.Floors(), nil
+}
+
+// boundsOf is AllocateBounds of an autoscaled Workload's targets (spec).
+func boundsOf(w *polykubev1alpha1.Workload, spec Spec) (BoundsAllocation, error) {
+	a := w.Spec.Autoscaling
+	if w.Spec.Distribution.Failover != nil {
+		return nil, fmt.Errorf("%w: spec.autoscaling cannot be combined with spec.distribution.failover", ErrInvalid)
+	}
+	var totals *Totals
+	if a.MinReplicas != nil || a.MaxReplicas != nil {
+		if a.MinReplicas == nil || a.MaxReplicas == nil {
+			return nil, fmt.Errorf("%w: spec.autoscaling: set both minReplicas and maxReplicas, or neither (Static)", ErrInvalid)
+		}
+		totals = &Totals{Min: *a.MinReplicas, Max: *a.MaxReplicas}
+	}
+	return AllocateBounds(spec, totals)
 }
 
 // Failover defaults, applied when spec.distribution.failover leaves a field unset (the API

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -17,6 +18,14 @@ const (
 
 // WorkloadSpec is a portable backend workload: a pod template and how its replicas are
 // distributed over the member clusters.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.autoscaling) || self.distribution.strategy != 'MultiCloudWeighted' || has(self.distribution.replicas) || ((!has(self.distribution.targets) || self.distribution.targets.all(t, has(t.replicas))) && (!has(self.distribution.targetSelectors) || self.distribution.targetSelectors.all(s, has(s.replicas))))",message="spec.distribution: with strategy MultiCloudWeighted set either distribution.replicas (a total split by weight) or replicas on every target and every targetSelectors rule"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.distribution.failover)",message="spec.autoscaling cannot be combined with spec.distribution.failover (docs/known-limitations.md)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.distribution.strategy == 'Static' ? !has(self.autoscaling.minReplicas) && !has(self.autoscaling.maxReplicas) : has(self.autoscaling.minReplicas) && has(self.autoscaling.maxReplicas))",message="spec.autoscaling.minReplicas and maxReplicas are required with MultiCloudWeighted (totals split by weight) and not allowed with Static (set replicas and maxReplicas per target)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || self.distribution.strategy == 'Static' || (!has(self.distribution.replicas) && (!has(self.distribution.targets) || self.distribution.targets.all(t, !has(t.replicas) && has(t.weight))) && (!has(self.distribution.targetSelectors) || self.distribution.targetSelectors.all(s, has(s.weight))))",message="spec.distribution: with spec.autoscaling and MultiCloudWeighted, set a weight and no replicas on every target and rule, and no distribution.replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || self.distribution.strategy == 'Static' || has(self.distribution.targetSelectors) || !has(self.distribution.targets) || self.distribution.targets.exists(t, has(t.weight) && t.weight > 0)",message="spec.distribution.targets: with spec.autoscaling and MultiCloudWeighted, one target needs a weight above 0"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || self.distribution.strategy != 'Static' || ((!has(self.distribution.targets) || self.distribution.targets.all(t, has(t.maxReplicas))) && (!has(self.distribution.targetSelectors) || self.distribution.targetSelectors.all(s, has(s.maxReplicas))))",message="spec.distribution: with spec.autoscaling and Static, every target and rule needs maxReplicas (its replicas is the floor)"
+// +kubebuilder:validation:XValidation:rule="(has(self.autoscaling) && self.distribution.strategy == 'Static') || ((!has(self.distribution.targets) || self.distribution.targets.all(t, !has(t.maxReplicas))) && (!has(self.distribution.targetSelectors) || self.distribution.targetSelectors.all(s, !has(s.maxReplicas))))",message="spec.distribution: targets[].maxReplicas and targetSelectors[].maxReplicas need spec.autoscaling and strategy Static"
 type WorkloadSpec struct {
 	// Distribution says how many replicas run in which cluster.
 	// +required
@@ -44,6 +53,42 @@ type WorkloadSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:XValidation:rule="self.all(o, self.exists_one(p, p.name == o.name))",message="spec.overrides[].name must be unique: two overrides have the same name"
 	Overrides []WorkloadOverride `json:"overrides,omitempty"`
+
+	// Autoscaling, when set, makes each targeted cluster run an HPA of the Workload's name for
+	// its Deployment, between its own minimum and maximum (decision 0008). The operator creates
+	// the Deployment with the minimum and then leaves its replicas to the HPA.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// Autoscaling is the horizontal autoscaling of a Workload, as autoscaling/v2 has it, with the
+// bounds given for the whole fleet (MultiCloudWeighted) or per target (Static).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="spec.autoscaling.minReplicas must be at most maxReplicas"
+type Autoscaling struct {
+	// MinReplicas is the fleet's minimum, split by weight (MultiCloudWeighted only); a cluster's
+	// share is raised to 1 where its maximum is above 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the fleet's maximum, split by weight (MultiCloudWeighted only).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// Metrics are the HPA's metrics (autoscaling/v2); unset, 80% average CPU utilization.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+
+	// Behavior is the HPA's scaling behavior (autoscaling/v2).
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 }
 
 // WorkloadOverride changes typed parts of the Workload's template in the clusters it selects.
@@ -232,7 +277,6 @@ type ResourcesOverride struct {
 // +kubebuilder:validation:XValidation:rule="has(self.targets) || has(self.targetSelectors)",message="spec.distribution: set targets, targetSelectors or both"
 // +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.targets) || self.targets.all(t, has(t.replicas))",message="spec.distribution.targets[].replicas is required on every target when strategy is Static"
 // +kubebuilder:validation:XValidation:rule="self.strategy != 'Static' || !has(self.targetSelectors) || self.targetSelectors.all(s, has(s.replicas))",message="spec.distribution.targetSelectors[].replicas is required on every rule when strategy is Static (weight needs MultiCloudWeighted)"
-// +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || has(self.replicas) || ((!has(self.targets) || self.targets.all(t, has(t.replicas))) && (!has(self.targetSelectors) || self.targetSelectors.all(s, has(s.replicas))))",message="spec.distribution: with strategy MultiCloudWeighted set either distribution.replicas (a total split by weight) or replicas on every target and every targetSelectors rule"
 // +kubebuilder:validation:XValidation:rule="self.strategy != 'MultiCloudWeighted' || !has(self.replicas) || !has(self.targets) || self.targets.all(t, has(t.replicas) || has(t.weight))",message="spec.distribution.targets[].weight is required on every target without replicas when strategy is MultiCloudWeighted and distribution.replicas is set"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.targets) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() <= self.replicas",message="spec.distribution.replicas must be at least the sum of the targets' explicit replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || has(self.targetSelectors) || !has(self.targets) || self.targets.filter(t, has(t.replicas)).map(t, t.replicas).sum() == self.replicas || self.targets.exists(t, !has(t.replicas) && has(t.weight) && t.weight > 0)",message="spec.distribution: the replicas left after the targets' explicit replicas need at least one target with a weight above 0 and no explicit replicas"
@@ -316,6 +360,8 @@ type Failover struct {
 // share each of them gets.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.replicas) != has(self.weight)",message="spec.distribution.targetSelectors[]: set exactly one of replicas or weight"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || !has(self.replicas) || self.replicas <= self.maxReplicas",message="spec.distribution.targetSelectors[].replicas must be at most maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || !has(self.replicas) || self.maxReplicas == 0 || self.replicas >= 1",message="spec.distribution.targetSelectors[].replicas must be at least 1 when maxReplicas is above 0"
 type TargetSelector struct {
 	// LabelSelector matches the ClusterMember's spec.labels plus the well-known keys
 	// polykube.kismet.io/cluster (its name), polykube.kismet.io/provider,
@@ -339,9 +385,18 @@ type TargetSelector struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
 	Weight *int32 `json:"weight,omitempty"`
+
+	// MaxReplicas is the autoscaling maximum of every cluster the rule selects (Static).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 }
 
 // DistributionTarget is one cluster's share of a Workload.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || !has(self.replicas) || self.replicas <= self.maxReplicas",message="spec.distribution.targets[].replicas must be at most maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || !has(self.replicas) || self.maxReplicas == 0 || self.replicas >= 1",message="spec.distribution.targets[].replicas must be at least 1 when maxReplicas is above 0"
 type DistributionTarget struct {
 	// ClusterRef is the name of a ClusterMember.
 	// +required
@@ -362,6 +417,12 @@ type DistributionTarget struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
 	Weight *int32 `json:"weight,omitempty"`
+
+	// MaxReplicas is this cluster's autoscaling maximum (Static); replicas is its minimum.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 }
 
 // WorkloadPort is a port of the Workload's Service.
@@ -397,8 +458,17 @@ type TargetStatus struct {
 	// Cluster is the target's clusterRef.
 	Cluster string `json:"cluster"`
 
-	// DesiredReplicas is the allocation this cluster computed for the target.
+	// DesiredReplicas is the allocation this cluster computed for the target (autoscaled: its
+	// minimum).
 	DesiredReplicas int32 `json:"desiredReplicas"`
+
+	// MinReplicas is the target's HPA minimum as computed here (autoscaled).
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the target's HPA maximum as computed here (autoscaled).
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
 	// Local is true on the entry of the cluster that wrote this status.
 	// +optional
@@ -415,6 +485,10 @@ type TargetStatus struct {
 	// UpdatedReplicas observed on the local Deployment.
 	// +optional
 	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+
+	// CurrentReplicas is the local Deployment's replicas (autoscaled).
+	// +optional
+	CurrentReplicas *int32 `json:"currentReplicas,omitempty"`
 
 	// Phase of the local slice: Pending, Progressing, Ready or Degraded.
 	// +optional
@@ -458,7 +532,8 @@ type WorkloadStatus struct {
 	// +optional
 	EffectiveTemplateHash string `json:"effectiveTemplateHash,omitempty"`
 
-	// DesiredReplicas is this cluster's own allocation (0 when not targeted).
+	// DesiredReplicas is this cluster's own allocation (0 when not targeted); autoscaled, the
+	// Deployment's current replicas.
 	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
 
@@ -476,6 +551,10 @@ type WorkloadStatus struct {
 	// +listMapKey=cluster
 	Targets []TargetStatus `json:"targets,omitempty"`
 
+	// Autoscaling is this cluster's HPA bounds and current replicas (autoscaled, targeted).
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
+
 	// Failover is this cluster's capacity failover for the Workload, when spec.distribution.failover
 	// is set: its base and effective replicas and the peers whose deficit it absorbs or watches.
 	// It is also the failover's memory: an operator restart resumes from it.
@@ -487,6 +566,18 @@ type WorkloadStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AutoscalingStatus is one cluster's autoscaling of a Workload.
+type AutoscalingStatus struct {
+	// MinReplicas is this cluster's HPA minimum.
+	MinReplicas int32 `json:"minReplicas"`
+
+	// MaxReplicas is this cluster's HPA maximum; 0: no HPA and no replicas here.
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// CurrentReplicas is the Deployment's spec.replicas, as the HPA last scaled it.
+	CurrentReplicas int32 `json:"currentReplicas"`
 }
 
 // FailoverStatus is one cluster's failover: what it runs and what it remembers of each peer
@@ -544,6 +635,8 @@ type PeerFailoverStatus struct {
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Effective",type=integer,JSONPath=`.status.failover.effectiveReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.status.autoscaling.minReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.status.autoscaling.maxReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit, at most 63 characters) because it names the Deployment, its pod label and the Service; rename the Workload"

@@ -1,6 +1,7 @@
 package crdtrim_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,8 +108,21 @@ func TestGeneratedWorkloadCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(data) > 256*1024 {
-		t.Errorf("%s is %d KB; client-side kubectl apply needs it well under 256 KB (run make manifests)", path, len(data)/1024)
+	// What a client-side apply stores is the object's compact JSON in the last-applied
+	// annotation (see clientSideApply), and the API server bounds an object's annotations to
+	// 256 KiB together; the indented YAML of the file is larger than that JSON. The bound keeps a
+	// quarter of the limit free.
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		t.Fatal(err)
+	}
+	compact, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(compact) > 192*1024 {
+		t.Errorf("%s is %d KB as JSON (%d KB as YAML); client-side kubectl apply stores the JSON in an annotation and needs it well under 256 KB (run make manifests)",
+			path, len(compact)/1024, len(data)/1024)
 	}
 	again, n, err := crdtrim.Trim(data, kinds())
 	if err != nil {

@@ -105,9 +105,11 @@ func TestSpecDocs_DocumentEveryField(t *testing.T) {
 
 // embeddedTypes are the fields holding embedded Kubernetes types, which have their own
 // reference: by name (the pod template, conditions) or, where the name alone is too common, by
-// the end of the path (a Workload override's env vars, tolerations and label selector).
+// the end of the path (a Workload override's env vars, tolerations and label selector, the HPA
+// metrics and behavior of spec.autoscaling).
 var embeddedTypes = []string{".template", ".conditions",
-	".overrides.env.set", ".overrides.tolerations", ".overrides.clusterSelector.labelSelector"}
+	".overrides.env.set", ".overrides.tolerations", ".overrides.clusterSelector.labelSelector",
+	".autoscaling.metrics", ".autoscaling.behavior"}
 
 // collectFields adds the dotted path of every property under s. It does not descend into
 // embedded Kubernetes types (embeddedTypes); the field holding one is still collected.

@@ -136,6 +136,9 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		cell.Desired = w.Status.DesiredReplicas
 		cell.Ready = w.Status.ReadyReplicas
 		cell.Phase = w.Status.Phase
+		if a := w.Status.Autoscaling; a != nil && w.Spec.Autoscaling != nil {
+			cell.Autoscaling = &Autoscaled{MinReplicas: a.MinReplicas, MaxReplicas: a.MaxReplicas, CurrentReplicas: a.CurrentReplicas}
+		}
 		for _, t := range w.Status.Targets {
 			cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
 		}
@@ -324,6 +327,12 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no status written yet (is the operator running?)", m.names[i]))
 		case w.Status.ObservedGeneration < w.Generation:
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: status is for generation %d, the spec is at generation %d", m.names[i], w.Status.ObservedGeneration, w.Generation))
+		case cell.Autoscaling != nil:
+			// An HPA moves the replicas between the bounds: a slice still scaling is not
+			// unready, one below its minimum or failing is.
+			if reason := autoscaledNotReady(cell); reason != "" {
+				row.NotReady = append(row.NotReady, m.names[i]+": "+reason)
+			}
 		case cell.Ready < cell.Desired:
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: %d/%d ready, phase %s", m.names[i], cell.Ready, cell.Desired, orDash(cell.Phase)))
 		case cell.Phase != polykubev1alpha1.PhaseReady:
@@ -344,6 +353,20 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		m.notReady = append(m.notReady, object)
 	}
 	return row
+}
+
+// autoscaledNotReady says why an autoscaled slice is not ready ("" when it is): fewer ready
+// replicas than its HPA's minimum, or a Deployment that is degraded or has no status yet.
+func autoscaledNotReady(cell WorkloadInCluster) string {
+	a := cell.Autoscaling
+	switch {
+	case cell.Ready < a.MinReplicas:
+		return fmt.Sprintf("%d ready, below its autoscaling minimum (%d..%d, currently %d), phase %s",
+			cell.Ready, a.MinReplicas, a.MaxReplicas, a.CurrentReplicas, orDash(cell.Phase))
+	case cell.Phase == polykubev1alpha1.PhaseDegraded || cell.Phase == polykubev1alpha1.PhasePending || cell.Phase == "":
+		return fmt.Sprintf("phase %s", orDash(cell.Phase))
+	}
+	return ""
 }
 
 func (m *merger) whyUnreported(target string, copies []*polykubev1alpha1.Workload) string {

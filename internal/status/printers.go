@@ -169,6 +169,10 @@ func workloadCell(x WorkloadInCluster) render.Cell {
 	if phase == "" {
 		phase = "-"
 	}
+	if a := x.Autoscaling; a != nil {
+		// Desired is the HPA's current choice; its bounds follow it.
+		return render.Colored(fmt.Sprintf("%d/%d (%d..%d) %s", x.Ready, x.Desired, a.MinReplicas, a.MaxReplicas, phase), phaseColor(x.Phase))
+	}
 	desired := fmt.Sprint(x.Desired)
 	if f := x.Failover; f != nil && f.Active {
 		// The Deployment runs base + extra: READY/BASE+EXTRA.

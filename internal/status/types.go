@@ -190,6 +190,16 @@ type WorkloadInCluster struct {
 	// Failover is status.failover beside the recomputation (merge_failover.go); set when the
 	// copy reports one.
 	Failover *FailoverView `json:"failover,omitempty"`
+	// Autoscaling is status.autoscaling of an autoscaled Workload: this cluster's HPA bounds and
+	// current replicas (Desired is then the current replicas too).
+	Autoscaling *Autoscaled `json:"autoscaling,omitempty"`
+}
+
+// Autoscaled is one cluster's autoscaling as its operator reports it.
+type Autoscaled struct {
+	MinReplicas     int32 `json:"minReplicas"`
+	MaxReplicas     int32 `json:"maxReplicas"`
+	CurrentReplicas int32 `json:"currentReplicas"`
 }
 
 // Workload copy states.

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -14,6 +15,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+	"github.com/polykube/polykube/placement"
 )
 
 // TemplateHashAnnotation records the hash of what the operator last wrote into a Deployment's
@@ -88,6 +90,43 @@ func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTempla
 		Template corev1.PodTemplateSpec
 	}{d.Spec.Selector, d.Spec.Template})}
 	return d
+}
+
+// desiredHPA is the HorizontalPodAutoscaler of an autoscaled Workload in a cluster whose
+// bounds b let it run one (b.Autoscaled()): it scales the Workload's Deployment between this
+// cluster's minimum and maximum, with the spec's metrics and behavior.
+func desiredHPA(wl *polykubev1alpha1.Workload, cluster string, b placement.Bounds) *autoscalingv2.HorizontalPodAutoscaler {
+	a := wl.Spec.Autoscaling
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            wl.Name,
+			Namespace:       wl.Namespace,
+			Labels:          ownedLabels(wl, cluster),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(wl)},
+		},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment", Name: wl.Name},
+			MinReplicas:    ptr.To(b.Min),
+			MaxReplicas:    b.Max,
+		},
+	}
+	for _, m := range a.Metrics {
+		h.Spec.Metrics = append(h.Spec.Metrics, *m.DeepCopy())
+	}
+	if a.Behavior != nil {
+		h.Spec.Behavior = a.Behavior.DeepCopy()
+	}
+	h.Annotations = map[string]string{TemplateHashAnnotation: hashOf(h.Spec)}
+	return h
+}
+
+// hpaUpToDate is true when the HPA has what the operator wrote last (the template hash) and the
+// bounds and target it wants: a hand edit of the bounds or the target is undone, while fields
+// the API server defaults (the metrics, the behavior's policies) are not compared.
+func hpaUpToDate(have, want *autoscalingv2.HorizontalPodAutoscaler) bool {
+	return have.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] &&
+		ptr.Deref(have.Spec.MinReplicas, 1) == *want.Spec.MinReplicas && have.Spec.MaxReplicas == want.Spec.MaxReplicas &&
+		have.Spec.ScaleTargetRef == want.Spec.ScaleTargetRef && hasLabels(have.Labels, want.Labels)
 }
 
 // desiredService is the ClusterIP Service selecting the Workload's pods, or nil when the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -64,10 +65,7 @@ func (r *Reconciler) classify(obj client.Object, wl *polykubev1alpha1.Workload) 
 // differs). The patch carries obj's resourceVersion, so an object the garbage collector or
 // anyone else changed meanwhile is not taken over from a stale copy.
 func (r *Reconciler) takeOverObject(ctx context.Context, wl *polykubev1alpha1.Workload, obj client.Object) error {
-	kind := "Deployment"
-	if _, ok := obj.(*corev1.Service); ok {
-		kind = "Service"
-	}
+	kind := kindOf(obj)
 	before := obj.DeepCopyObject().(client.Object)
 	var refs []metav1.OwnerReference
 	for _, ref := range obj.GetOwnerReferences() {
@@ -91,6 +89,18 @@ func (r *Reconciler) takeOverObject(ctx context.Context, wl *polykubev1alpha1.Wo
 			"took over %s %s, which Polykube created in cluster %q for an earlier Workload of this name; its pods keep running", kind, obj.GetName(), r.ClusterName)
 	}
 	return nil
+}
+
+// kindOf names the kind of an object the Workload reconciler creates, for logs and messages.
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.Service:
+		return "Service"
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return "HorizontalPodAutoscaler"
+	default:
+		return "Deployment"
+	}
 }
 
 // errCacheBehind is returned when a create finds the object already there although the cache

@@ -8,19 +8,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +57,7 @@ const DefaultSecretRecheckInterval = 30 * time.Second
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=serviceendpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -75,11 +80,14 @@ type Reconciler struct {
 	final     *statusfinal.Finalizer
 }
 
-// SetupWithManager registers the controller. Deployments and Services are mapped to the
-// Workload of the same name whether or not they are owned by it, so that a conflicting object
-// that goes away is noticed; this cluster's ClusterMember maps to every Workload (the operator's
-// identity may appear late), every other one to the Workloads with targetSelectors (the roster
-// they select from); DatastoreBindings map to the Workload they reference.
+// SetupWithManager registers the controller. Deployments, Services and HorizontalPodAutoscalers
+// are mapped to the Workload of the same name whether or not they are owned by it (which covers
+// what Owns would, since every object the Workload owns has its name), so that a conflicting
+// object that goes away is noticed; an HPA only when its spec, labels or owners change, not on
+// the status its controller keeps writing. This cluster's ClusterMember maps to every Workload
+// (the operator's identity may appear late), every other one to the Workloads with
+// targetSelectors (the roster they select from); DatastoreBindings map to the Workload they
+// reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
@@ -92,6 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
 		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
@@ -131,6 +140,22 @@ var mirroredSlice = predicate.NewPredicateFuncs(func(o client.Object) bool {
 var notOwnCreation = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool {
 		return e.Object.GetLabels()[polykubev1alpha1.ManagedByLabel] != polykubev1alpha1.ManagedByValue
+	},
+}
+
+// hpaSpecOrOwnershipChanged passes the updates of an HPA that change its spec, labels or owners
+// (a hand edit to undo, a take-over to notice), not those of the status its controller keeps
+// writing. The API server does not move an HPA's generation on a spec change, so the objects are
+// compared.
+var hpaSpecOrOwnershipChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, okOld := e.ObjectOld.(*autoscalingv2.HorizontalPodAutoscaler)
+		n, okNew := e.ObjectNew.(*autoscalingv2.HorizontalPodAutoscaler)
+		if !okOld || !okNew {
+			return true
+		}
+		return !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) || !maps.Equal(o.Labels, n.Labels) ||
+			!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
 	},
 }
 
@@ -269,12 +294,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
 		st.Targets, st.DesiredReplicas, st.ReadyReplicas, st.Phase = nil, 0, 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("allocate Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
+	// An autoscaled Workload's allocation is its floors; its bounds come from the same split
+	// (they cannot fail where the allocation did not).
+	bounds, autoscaled, err := placement.BoundsForWorkloadIn(wl, roster)
+	if err != nil {
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("autoscaling bounds of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+	}
 	desired, targeted := alloc.For(r.ClusterName)
+	here, _ := bounds.For(r.ClusterName)
+	hpaHere := autoscaled && targeted && here.Autoscaled()
 	setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
-		allocationMessage(alloc))
+		allocationMessage(alloc, bounds))
 	st.DesiredReplicas = desired
 
 	// Step 2: this operator's identity. Without its ClusterMember it creates and deletes nothing.
@@ -283,9 +316,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("get ClusterMember %q: %w", r.ClusterName, err)
 		}
-		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonClusterUnknown, fmt.Sprintf(
 			"no ClusterMember named %q (this operator's --cluster-name) exists in this cluster; nothing is created until the roster in Git lists it",
 			r.ClusterName))
@@ -299,9 +332,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if err != nil {
 		msg := fmt.Sprintf("%v; fix the Workload in Git", err)
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
-		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("render the template of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
 
@@ -316,10 +349,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	hpa, hpaConflict, hpaOther, err := r.existingHPA(ctx, wl, hpaHere)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if hpaConflict != "" {
+		conflicts = append(conflicts, hpaConflict)
+	}
+	if hpaOther != "" {
+		others = append(others, hpaOther)
+	}
 	if len(others) > 0 {
-		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonIdentityMismatch, otherClusterMessage(others, r.ClusterName))
 		return ctrl.Result{}, nil
 	}
@@ -327,22 +370,22 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	// Step 4: not a target here: remove what this cluster ran for it. Objects of the same name
 	// that Polykube did not make are no concern of a Workload that runs nothing here.
 	if !targeted {
-		if err := r.deleteOwned(ctx, dep, svc); err != nil {
+		if err := r.deleteOwned(ctx, dep, svc, hpa); err != nil {
 			return ctrl.Result{}, err
 		}
 		st.Failover = nil
 		meta.RemoveStatusCondition(&st.Conditions, polykubev1alpha1.FailoverReadyCondition)
-		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		ready(metav1.ConditionTrue, polykubev1alpha1.ReasonNotTargeted,
 			fmt.Sprintf("cluster %q is not a target of this Workload; nothing runs here", r.ClusterName))
 		return ctrl.Result{}, nil
 	}
 	if len(conflicts) > 0 {
-		st.Targets = targetStatuses(alloc, r.ClusterName, nil, wl.Generation, st.Targets, now)
+		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
-		st.AppliedOverrides, st.EffectiveTemplateHash = nil, ""
+		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonConflict, fmt.Sprintf(
 			"%s already exist(s) and %s not created by Polykube for this Workload; Polykube never adopts objects: delete or rename them, or rename the Workload",
 			strings.Join(conflicts, " and "), pluralIs(len(conflicts))))
@@ -375,18 +418,34 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		result.RequeueAfter = fo.requeueAfter
 	}
 
-	// Step 6: the Deployment (from the effective template) and the Service.
+	// Step 6: the Deployment (from the effective template), its HPA and the Service. With an
+	// HPA here the HPA owns the Deployment's replicas (writesReplicas).
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
-	dep, err = r.applyDeployment(ctx, wl, effective, replicas, bindings, dep)
+	manageReplicas := dep == nil || writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1))
+	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if autoscaled || hpa != nil {
+		err := r.applyHPA(ctx, wl, here, hpaHere, hpa)
+		switch {
+		case errors.Is(err, errCacheBehind):
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		case apierrors.IsInvalid(err):
+			msg := fmt.Sprintf("the API server refused the HorizontalPodAutoscaler of spec.autoscaling: %v; fix spec.autoscaling in Git", err)
+			st.Autoscaling = nil
+			ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
+			return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("apply the HorizontalPodAutoscaler of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+	}
 	if endpointService {
 		// Hand the name over: remove a Service this Workload made before the ServiceEndpoint came.
-		if err := r.deleteOwned(ctx, nil, svc); err != nil {
+		if err := r.deleteOwned(ctx, nil, svc, nil); err != nil {
 			return ctrl.Result{}, err
 		}
 	} else if err := r.applyService(ctx, wl, svc); errors.Is(err, errCacheBehind) {
@@ -395,11 +454,25 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		return ctrl.Result{}, err
 	}
 
-	// Step 7: status of the local slice.
-	obs := observe(dep, replicas)
-	st.Targets = targetStatuses(alloc, r.ClusterName, &obs, wl.Generation, st.Targets, now)
+	// Step 7: status of the local slice. Scaled by an HPA, the Deployment's own replicas are
+	// what it should run: desired = current, within this cluster's bounds.
+	want := replicas
+	st.Autoscaling = nil
+	if autoscaled {
+		current := ptr.Deref(dep.Spec.Replicas, 1)
+		st.Autoscaling = autoscalingStatus(here, current)
+		if hpaHere {
+			want = current
+			st.DesiredReplicas = current
+		}
+	}
+	obs := observe(dep, want)
+	if hpaHere {
+		obs.Current = ptr.To(want)
+	}
+	st.Targets = targetStatuses(alloc, bounds, r.ClusterName, &obs, wl.Generation, st.Targets, now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
-	ready(readyFromPhase(wl, obs, replicas))
+	ready(readyFromPhase(wl, obs, want))
 	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase, "appliedOverrides", applied)
 	return result, nil
 }
@@ -490,10 +563,12 @@ func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload
 	return out, unresolved, nil
 }
 
-// applyDeployment creates the Deployment or patches it when the replicas, the labels or the
-// template hash differ from what is desired. It returns the Deployment as it now is.
+// applyDeployment creates the Deployment or patches it when the labels, the template hash or,
+// with manageReplicas, the replicas differ from what is desired. Without manageReplicas (an HPA
+// scales it) an existing Deployment's replicas are neither compared nor written. It returns the
+// Deployment as it now is.
 func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec,
-	replicas int32, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	replicas int32, manageReplicas bool, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
 	want := desiredDeployment(wl, effective, r.ClusterName, replicas, bindings, existing)
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
@@ -505,16 +580,19 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 		}
 		return want, nil
 	}
+	replicasOK := !manageReplicas || ptr.Deref(existing.Spec.Replicas, 1) == replicas
 	if existing.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] &&
-		*existing.Spec.Replicas == replicas && hasLabels(existing.Labels, want.Labels) {
+		replicasOK && hasLabels(existing.Labels, want.Labels) {
 		return existing, nil
 	}
 	updated := existing.DeepCopy()
 	updated.Labels = mergeMaps(updated.Labels, want.Labels)
 	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
-	updated.Spec.Replicas = want.Spec.Replicas
+	if manageReplicas {
+		updated.Spec.Replicas = want.Spec.Replicas
+	}
 	updated.Spec.Template = want.Spec.Template
-	log.Info("Updating Deployment", "replicas", replicas)
+	log.Info("Updating Deployment", "replicas", ptr.Deref(updated.Spec.Replicas, 1), "replicasByHPA", !manageReplicas)
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
 	}
@@ -525,7 +603,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 func (r *Reconciler) applyService(ctx context.Context, wl *polykubev1alpha1.Workload, existing *corev1.Service) error {
 	want := desiredService(wl, r.ClusterName)
 	if want == nil {
-		return r.deleteOwned(ctx, nil, existing)
+		return r.deleteOwned(ctx, nil, existing, nil)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("service", client.ObjectKeyFromObject(want))
 	if existing == nil {
@@ -555,7 +633,7 @@ func (r *Reconciler) applyService(ctx context.Context, wl *polykubev1alpha1.Work
 
 // deleteOwned deletes the given objects (each may be nil), which the caller checked are owned
 // by the Workload; the UID precondition makes sure it deletes exactly those.
-func (r *Reconciler) deleteOwned(ctx context.Context, dep *appsv1.Deployment, svc *corev1.Service) error {
+func (r *Reconciler) deleteOwned(ctx context.Context, dep *appsv1.Deployment, svc *corev1.Service, hpa *autoscalingv2.HorizontalPodAutoscaler) error {
 	var objs []client.Object
 	if dep != nil {
 		objs = append(objs, dep)
@@ -563,11 +641,11 @@ func (r *Reconciler) deleteOwned(ctx context.Context, dep *appsv1.Deployment, sv
 	if svc != nil {
 		objs = append(objs, svc)
 	}
+	if hpa != nil {
+		objs = append(objs, hpa)
+	}
 	for _, obj := range objs {
-		kind := "Deployment"
-		if _, ok := obj.(*corev1.Service); ok {
-			kind = "Service"
-		}
+		kind := kindOf(obj)
 		uid := obj.GetUID()
 		ctrl.LoggerFrom(ctx).Info("Deleting an object the Workload no longer needs in this cluster", "kind", kind, "object", client.ObjectKeyFromObject(obj))
 		err := r.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -592,7 +670,14 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-func allocationMessage(alloc placement.Allocation) string {
+func allocationMessage(alloc placement.Allocation, bounds placement.BoundsAllocation) string {
+	if bounds != nil {
+		parts := make([]string, 0, len(bounds))
+		for _, b := range bounds {
+			parts = append(parts, fmt.Sprintf("%s=%d..%d", b.Cluster, b.Min, b.Max))
+		}
+		return "autoscaled, replicas per cluster between: " + strings.Join(parts, ", ")
+	}
 	parts := make([]string, 0, len(alloc))
 	for _, s := range alloc {
 		parts = append(parts, fmt.Sprintf("%s=%d", s.Cluster, s.Replicas))

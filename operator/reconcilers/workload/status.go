@@ -19,7 +19,9 @@ import (
 // it does not (the spec must be fixed; the reconciler does not retry).
 //
 // Ready (the summary, for this cluster's slice only):
-//   - True/Succeeded: the local Deployment has every desired replica ready and updated.
+//   - True/Succeeded: the local Deployment has every desired replica ready and updated. For an
+//     autoscaled Workload the desired replicas are the Deployment's own spec.replicas, which
+//     its HPA sets within this cluster's bounds: scaling is not a difference to report.
 //   - True/NotTargeted: this cluster is not a target; nothing runs here.
 //   - False/InvalidSpec: the distribution cannot be allocated, or spec.overrides cannot be
 //     rendered (placement.EffectiveTemplate; the message names the override).
@@ -38,6 +40,8 @@ import (
 type observation struct {
 	Ready, Available, Updated int32
 	Phase                     string
+	// Current is the Deployment's spec.replicas when an HPA scales it (nil otherwise).
+	Current *int32
 }
 
 // observe summarizes the local Deployment against the desired replicas.
@@ -76,20 +80,25 @@ func deploymentPhase(dep *appsv1.Deployment, desired int32) string {
 	return polykubev1alpha1.PhaseProgressing
 }
 
-// targetStatuses lists every target of the allocation with the replicas computed here. The
-// entry of cluster is Local; when obs is set it also carries the observation, generation and
-// a LastUpdateTime that moves only when the entry changes (taken from prev otherwise).
-func targetStatuses(alloc placement.Allocation, cluster string, obs *observation, generation int64,
+// targetStatuses lists every target of the allocation with the replicas computed here, and
+// for an autoscaled Workload (bounds set) the HPA bounds computed here. The entry of cluster is
+// Local; when obs is set it also carries the observation, generation and a LastUpdateTime that
+// moves only when the entry changes (taken from prev otherwise).
+func targetStatuses(alloc placement.Allocation, bounds placement.BoundsAllocation, cluster string, obs *observation, generation int64,
 	prev []polykubev1alpha1.TargetStatus, now metav1.Time) []polykubev1alpha1.TargetStatus {
 	out := make([]polykubev1alpha1.TargetStatus, 0, len(alloc))
 	for _, s := range alloc {
 		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
+		if b, ok := bounds.For(s.Cluster); ok {
+			t.MinReplicas, t.MaxReplicas = ptr.To(b.Min), ptr.To(b.Max)
+		}
 		if s.Cluster == cluster {
 			t.Local = true
 			if obs != nil {
 				t.ReadyReplicas = ptr.To(obs.Ready)
 				t.AvailableReplicas = ptr.To(obs.Available)
 				t.UpdatedReplicas = ptr.To(obs.Updated)
+				t.CurrentReplicas = obs.Current
 				t.Phase = obs.Phase
 				t.ObservedGeneration = generation
 			}
@@ -119,7 +128,8 @@ func equalTargets(a, b polykubev1alpha1.TargetStatus) bool {
 	eq := func(x, y *int32) bool { return ptr.Deref(x, -1) == ptr.Deref(y, -1) }
 	return a.Cluster == b.Cluster && a.DesiredReplicas == b.DesiredReplicas && a.Local == b.Local &&
 		eq(a.ReadyReplicas, b.ReadyReplicas) && eq(a.AvailableReplicas, b.AvailableReplicas) &&
-		eq(a.UpdatedReplicas, b.UpdatedReplicas) && a.Phase == b.Phase &&
+		eq(a.UpdatedReplicas, b.UpdatedReplicas) && eq(a.MinReplicas, b.MinReplicas) && eq(a.MaxReplicas, b.MaxReplicas) &&
+		eq(a.CurrentReplicas, b.CurrentReplicas) && a.Phase == b.Phase &&
 		a.ObservedGeneration == b.ObservedGeneration && a.LastUpdateTime == nil && b.LastUpdateTime == nil
 }
 

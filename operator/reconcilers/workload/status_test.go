@@ -121,10 +121,34 @@ func TestTargetStatuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := targetStatuses(alloc, tt.cluster, tt.obs, tt.gen, tt.prev, t1)
+			got := targetStatuses(alloc, nil, tt.cluster, tt.obs, tt.gen, tt.prev, t1)
 			NewWithT(t).Expect(got).To(Equal(tt.want))
 		})
 	}
+}
+
+// An autoscaled Workload's targets carry the bounds computed here, and the local entry the
+// Deployment's current replicas; a change of those moves the local entry's time.
+func TestTargetStatuses_Autoscaled(t *testing.T) {
+	g := NewWithT(t)
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+	bounds := placement.BoundsAllocation{{Cluster: "east", MinShare: 2, Min: 2, Max: 10}, {Cluster: "west", MinShare: 0, Min: 1, Max: 5}}
+	obs := &observation{Ready: 4, Available: 4, Updated: 4, Phase: polykubev1alpha1.PhaseReady, Current: ptr.To[int32](4)}
+
+	got := targetStatuses(bounds.Floors(), bounds, "east", obs, 1, nil, t0)
+	g.Expect(got).To(Equal([]polykubev1alpha1.TargetStatus{
+		{
+			Cluster: "east", DesiredReplicas: 2, MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](10), Local: true,
+			ReadyReplicas: ptr.To[int32](4), AvailableReplicas: ptr.To[int32](4), UpdatedReplicas: ptr.To[int32](4), CurrentReplicas: ptr.To[int32](4),
+			Phase: polykubev1alpha1.PhaseReady, ObservedGeneration: 1, LastUpdateTime: &t0,
+		},
+		{Cluster: "west", DesiredReplicas: 1, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](5)},
+	}))
+	g.Expect(targetStatuses(bounds.Floors(), bounds, "east", obs, 1, got, t1)[0].LastUpdateTime).To(Equal(&t0), "unchanged")
+	scaled := *obs
+	scaled.Current = ptr.To[int32](6)
+	g.Expect(targetStatuses(bounds.Floors(), bounds, "east", &scaled, 1, got, t1)[0].LastUpdateTime).To(Equal(&t1), "the HPA scaled")
 }
 
 func TestReadyFromPhase(t *testing.T) {
