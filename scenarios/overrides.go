@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cucumber/godog"
@@ -92,5 +93,51 @@ func overrideSteps(r *registry) {
 	})
 	r.step(`^no cluster's copy of the Workload "([^"]*)" was edited after it was created$`, func(ctx context.Context, name string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.CheckNotEdited(ctx, name) })
+	})
+}
+
+// Steps of features/autoscaling.feature.
+func autoscalingSteps(r *registry) {
+	r.step(`^a Workload "([^"]*)" autoscaled between (\d+) and (\d+) replicas in total, targeting:$`, func(ctx context.Context, name string, minimum, maximum int32, table *godog.Table) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			rows, err := tableRows(table, "cluster", "weight")
+			if err != nil {
+				return err
+			}
+			var targets []harness.Target
+			for _, row := range rows {
+				t := harness.Target{Cluster: row["cluster"]}
+				if t.Weight, err = optInt32(row["weight"], "weight of "+t.Cluster); err != nil {
+					return err
+				}
+				targets = append(targets, t)
+			}
+			s.DefineAutoscaledWorkload(name, minimum, maximum, targets)
+			return nil
+		})
+	})
+	r.step(`^the HPA of "([^"]*)" in each cluster scales between:$`, func(ctx context.Context, name string, table *godog.Table) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			rows, err := tableRows(table, "cluster", "min", "max")
+			if err != nil {
+				return err
+			}
+			want := map[string]harness.Bounds{}
+			for _, row := range rows {
+				lo, err := strconv.ParseInt(row["min"], 10, 32)
+				if err != nil {
+					return fmt.Errorf("min of %s %q is not a number", row["cluster"], row["min"])
+				}
+				hi, err := strconv.ParseInt(row["max"], 10, 32)
+				if err != nil {
+					return fmt.Errorf("max of %s %q is not a number", row["cluster"], row["max"])
+				}
+				want[row["cluster"]] = harness.Bounds{Min: int32(lo), Max: int32(hi)}
+			}
+			return s.AwaitHPABounds(ctx, name, want)
+		})
+	})
+	r.step(`^someone scales the Deployment of "([^"]*)" in cluster "([^"]*)" to (\d+) replicas by hand$`, func(ctx context.Context, name, cluster string, replicas int32) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.ScaleByHand(ctx, cluster, name, replicas) })
 	})
 }

@@ -40,7 +40,7 @@ func Definitions() []StepDef {
 	for _, domain := range []func(*registry){
 		commonSteps, gitopsSteps, distributionSteps, statusSteps, faultSteps, meshSteps,
 		datastoreSteps, federationSteps, credentialSteps, validationSteps, routingSteps, mistakeSteps,
-		overrideSteps,
+		overrideSteps, autoscalingSteps,
 	} {
 		domain(r)
 	}

@@ -479,3 +479,27 @@ func TestReconciler_ManualReplicaEdit_Reverted(t *testing.T) {
 		g.Expect(d.Generation).To(BeNumerically(">=", before.Generation+2), "the edit and its revert were both written")
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
+
+// An image changed by hand (kubectl set image) on the operator's Deployment is set back to the
+// effective template's, although the template hash annotation still matches.
+func TestReconciler_ManualImageEdit_Reverted(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "imaged")
+	startOperator(t, east)
+	Expect(c.Create(ctx, workload(ns, "api", map[string]int32{east: 1}))).To(Succeed())
+	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	before := getDeployment(NewWithT(t), c, ns, "api")
+	image := before.Spec.Template.Spec.Containers[0].Image
+
+	edited := before.DeepCopy()
+	edited.Spec.Template.Spec.Containers[0].Image = "example.com/someone-else:latest"
+	Expect(c.Patch(ctx, edited, client.MergeFrom(before))).To(Succeed())
+
+	Eventually(func(g Gomega) {
+		d := getDeployment(g, c, ns, "api")
+		g.Expect(d.UID).To(Equal(before.UID), "the same Deployment")
+		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(image), "the image set back")
+		g.Expect(d.Generation).To(BeNumerically(">=", before.Generation+2), "the edit and its revert were both written")
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}

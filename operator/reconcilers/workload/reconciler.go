@@ -582,7 +582,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 	}
 	replicasOK := !manageReplicas || ptr.Deref(existing.Spec.Replicas, 1) == replicas
 	if existing.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] &&
-		replicasOK && hasLabels(existing.Labels, want.Labels) {
+		replicasOK && hasLabels(existing.Labels, want.Labels) && sameImages(existing.Spec.Template.Spec, want.Spec.Template.Spec) {
 		return existing, nil
 	}
 	updated := existing.DeepCopy()
@@ -597,6 +597,24 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	return updated, nil
+}
+
+// sameImages reports whether two pod specs run the same images in the same containers. The
+// template hash annotation says which template the operator last wrote; the images are the part
+// of the running template that the API server's defaulting never changes, so comparing them
+// too catches an edit by hand (kubectl set image) without comparing defaulted fields.
+func sameImages(have, want corev1.PodSpec) bool {
+	images := func(ps corev1.PodSpec) map[string]string {
+		m := make(map[string]string, len(ps.InitContainers)+len(ps.Containers))
+		for _, c := range ps.InitContainers {
+			m["init/"+c.Name] = c.Image
+		}
+		for _, c := range ps.Containers {
+			m[c.Name] = c.Image
+		}
+		return m
+	}
+	return maps.Equal(images(have), images(want))
 }
 
 // applyService creates, patches or deletes the Workload's Service.
