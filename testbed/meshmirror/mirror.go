@@ -274,7 +274,9 @@ func (m *Mirror) write(ctx context.Context, target Cluster) error {
 		delete(have, key)
 		switch {
 		case !ok:
-			if _, err := api.EndpointSlices(want.Namespace).Create(ctx, &want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			// A namespace being deleted refuses new objects; the Service and its slices go with it.
+			if _, err := api.EndpointSlices(want.Namespace).Create(ctx, &want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) &&
+				!apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				errs = append(errs, fmt.Errorf("create EndpointSlice %s: %w", key, err))
 			}
 		case !sameSlice(&cur, &want):
