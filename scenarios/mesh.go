@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cucumber/godog"
 
@@ -40,6 +41,13 @@ func meshViewSteps(r *registry) {
 		return with(ctx, func(s *harness.Scenario) error { return s.AwaitMeshLost(ctx, cluster, workload) })
 	})
 	r.step(`^"([^"]*)" was gone from the mesh for less than the detectAfter of "([^"]*)"$`, func(ctx context.Context, cluster, workload string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.CheckBlipShorter(cluster, workload) })
+		return with(ctx, func(s *harness.Scenario) error {
+			line, err := s.CheckBlipShorter(cluster, workload)
+			if err == nil {
+				fmt.Print(line)
+				godog.Logf(ctx, "%s", line)
+			}
+			return err
+		})
 	})
 }

@@ -416,30 +416,31 @@ func (sc *Scenario) awaitReplicasGuarded(ctx context.Context, workload string, w
 
 // CheckBlipShorter checks that the mesh lost cluster for less than the Workload's detectAfter:
 // otherwise a scenario about a blip would prove nothing (the machine was too slow to restart
-// the cluster in time).
-func (sc *Scenario) CheckBlipShorter(cluster, workload string) error {
+// the cluster in time). It returns a line saying how long the blip was.
+func (sc *Scenario) CheckBlipShorter(cluster, workload string) (string, error) {
 	timing, err := sc.failoverTiming(workload)
 	if err != nil {
-		return err
+		return "", err
 	}
 	lost, err := sc.marked("mesh-lost:"+cluster, fmt.Sprintf("the other clusters no longer see %q's endpoints of %q through the mesh", cluster, workload))
 	if err != nil {
-		return err
+		return "", err
 	}
 	back, err := sc.marked("mesh-sees-all", "every cluster sees through the mesh the ready replicas of … in every other cluster")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !back.After(lost) {
-		return fmt.Errorf("the mesh showed every cluster before it lost %q: check the order of the steps", cluster)
+		return "", fmt.Errorf("the mesh showed every cluster before it lost %q: check the order of the steps", cluster)
 	}
 	// The harness notices each change up to a poll late, so the blip may have been that much longer.
 	blip := back.Sub(lost) + time.Second
 	if blip >= timing.DetectAfter {
-		return fmt.Errorf("inconclusive: the mesh lost %q for up to %s, not less than detectAfter %s (restarting its API server took too long on this machine); raise detectAfter in the feature",
+		return "", fmt.Errorf("inconclusive: the mesh lost %q for up to %s, not less than detectAfter %s (restarting its API server took too long on this machine); raise detectAfter in the feature",
 			cluster, blip.Round(100*time.Millisecond), timing.DetectAfter)
 	}
-	return nil
+	return fmt.Sprintf("blip: %q was gone from the others' mesh view for %s (at most %s with the harness's polling); detectAfter %s\n",
+		cluster, back.Sub(lost).Round(100*time.Millisecond), blip.Round(100*time.Millisecond), timing.DetectAfter), nil
 }
 
 // HoldReplicasFor checks that the Workload's Deployments keep the replicas last observed, and
