@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cucumber/godog"
 
@@ -24,5 +25,29 @@ func meshSteps(r *registry) {
 	})
 	r.step(`^the Service "([^"]*)" selects the pods of the Workload "([^"]*)" in every cluster$`, func(ctx context.Context, service, workload string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.CheckServiceSelectsWorkload(ctx, service, workload) })
+	})
+}
+
+// meshViewSteps are the steps about what each cluster sees of its peers through the mesh: the
+// EndpointSlices Cilium mirrors for a global Service (on kwok, the test bed's mesh mirror).
+func meshViewSteps(r *registry) {
+	r.step(`^the mesh mirror stands in for Cilium's endpoint-slice synchronisation$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckMeshMirror(ctx) })
+	})
+	r.step(`^every cluster sees through the mesh the ready replicas of "([^"]*)" in every other cluster$`, func(ctx context.Context, workload string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitMeshView(ctx, workload) })
+	})
+	r.step(`^the clusters other than "([^"]*)" no longer see its endpoints of "([^"]*)" through the mesh$`, func(ctx context.Context, cluster, workload string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitMeshLost(ctx, cluster, workload) })
+	})
+	r.step(`^"([^"]*)" was gone from the mesh for less than the detectAfter of "([^"]*)"$`, func(ctx context.Context, cluster, workload string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			line, err := s.CheckBlipShorter(cluster, workload)
+			if err == nil {
+				fmt.Print(line)
+				godog.Logf(ctx, "%s", line)
+			}
+			return err
+		})
 	})
 }

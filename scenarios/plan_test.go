@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/polykube/polykube/scenarios/internal/harness"
@@ -12,6 +13,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "s", Tags: []string{"@hermetic", "@slow"}},
 		{Name: "w", Tags: []string{"@hermetic", "@wip"}, WIPReason: "testbed"},
 		{Name: "d", Tags: []string{"@datapath"}},
+		{Name: "m", Tags: []string{"@hermetic", "@slow", "@mesh-mirror"}},
 	}
 	tests := []struct {
 		tags, provider string
@@ -19,17 +21,20 @@ func TestPlanRun(t *testing.T) {
 		wantTags       string
 		wantRun        int
 		wantNotRun     []string
+		wantAddons     []string
 	}{
-		{"", "kwok", nil, "~@datapath && ~@wip", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)"}},
-		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)"}},
-		{"@wip", "kwok", nil, "@wip && ~@datapath", 1, nil},
-		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@wip", 1, nil},
-		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip", 0, nil},
+		{"", "kwok", nil, "~@datapath && ~@wip", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, []string{"mesh-mirror"}},
+		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, nil},
+		{"@wip", "kwok", nil, "@wip && ~@datapath", 1, nil, nil},
+		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@mesh-mirror && ~@wip", 1, nil, nil},
+		{"@hermetic", "kind", []string{harness.CapabilityDatapath}, "@hermetic && ~@mesh-mirror && ~@wip", 2,
+			[]string{"@wip (testbed)", "needs the mesh mirror, which stands in for Cilium on kwok; provider kind runs Cilium without endpoint-slice synchronisation"}, nil},
+		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip", 0, nil, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.caps)
-		if p.tags != tt.wantTags || p.toRun != tt.wantRun || len(p.notRun) != len(tt.wantNotRun) {
-			t.Errorf("planRun(%q, %s) = tags %q, %d to run, not run %v; want %q, %d, %v", tt.tags, tt.provider, p.tags, p.toRun, p.notRun, tt.wantTags, tt.wantRun, tt.wantNotRun)
+		if p.tags != tt.wantTags || p.toRun != tt.wantRun || len(p.notRun) != len(tt.wantNotRun) || !slices.Equal(p.addons, tt.wantAddons) {
+			t.Errorf("planRun(%q, %s) = tags %q, %d to run, not run %v, add-ons %v; want %q, %d, %v, %v", tt.tags, tt.provider, p.tags, p.toRun, p.notRun, p.addons, tt.wantTags, tt.wantRun, tt.wantNotRun, tt.wantAddons)
 			continue
 		}
 		for i, n := range p.notRun {

@@ -58,6 +58,9 @@ func TestFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := planRun(pickles, opts.Tags, top.Provider, harness.ProviderCapabilities(top.Provider))
+	if err := withAddons(top, plan.addons); err != nil {
+		t.Fatal(err)
+	}
 
 	artifacts, err := artifactsDir()
 	if err != nil {
@@ -70,6 +73,10 @@ func TestFeatures(t *testing.T) {
 	run.Format = withReports(run.Format, artifacts)
 	fmt.Printf("scenarios: %d selected to run, %d not run; provider %s; seed %d (--godog.random=%[4]d repeats the order); reports in %s\n",
 		plan.toRun, len(plan.notRun), top.Provider, seedOf(run.Randomize), artifacts)
+	if slices.Contains(plan.addons, topology.AddonMeshMirror) {
+		fmt.Printf("scenarios: @mesh-mirror scenarios selected: the test bed's mesh mirror stands in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)\n",
+			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration)
+	}
 	if run.Randomize == -1 {
 		run.Randomize = seedOf(-1)
 	}
@@ -213,11 +220,32 @@ func attachDiagnostics(ctx context.Context, s *harness.Scenario, p *godog.Scenar
 }
 
 // runPlan is what a run selects: the effective tag expression, how many scenarios it runs,
-// and those it does not run, each with the reason.
+// those it does not run, each with the reason, and the optional test-bed add-ons the
+// scenarios it runs declare by tag (tagAddons).
 type runPlan struct {
 	tags   string
 	toRun  int
 	notRun []notRun
+	addons []string
+}
+
+// tagAddons are the tags by which a scenario declares that it needs an optional add-on of the
+// test bed; the run then brings it up. @mesh-mirror: the mesh mirror stands in for Cilium's
+// endpoint-slice synchronisation on kwok.
+var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror}
+
+// withAddons adds the add-ons the plan needs to the topology, with their defaults.
+func withAddons(top *topology.Topology, addons []string) error {
+	for _, a := range addons {
+		if !top.HasAddon(a) {
+			top.Addons = append(top.Addons, a)
+		}
+	}
+	top.SetDefaults()
+	if err := top.Validate(); err != nil {
+		return fmt.Errorf("the topology with the add-ons %v the selected scenarios need: %w", addons, err)
+	}
+	return nil
 }
 
 type notRun struct {
@@ -225,14 +253,18 @@ type notRun struct {
 }
 
 // planRun narrows the user's tag expression: @datapath scenarios are not run on a provider
-// without the datapath capability, and @wip scenarios are not run unless asked for by tag.
-// Everything it leaves out that the user's expression selected is reported, never dropped.
+// without the datapath capability, @mesh-mirror ones not on a provider with it (there Cilium
+// itself would have to mirror, and the datapath tier does not enable its endpoint-slice
+// synchronisation yet), and @wip scenarios are not run unless asked for by tag. Everything
+// it leaves out that the user's expression selected is reported, never dropped.
 func planRun(pickles []harness.Pickle, userTags, provider string, caps []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
+	} else {
+		plan.tags = harness.AndNot(plan.tags, "@mesh-mirror")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
@@ -244,6 +276,8 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 		switch {
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
+		case p.HasTag("@mesh-mirror") && hasDatapath:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the mesh mirror, which stands in for Cilium on kwok; provider %s runs Cilium without endpoint-slice synchronisation", provider)})
 		case p.HasTag("@wip") && !wantsWIP:
 			reason := p.WIPReason
 			if reason == "" {
@@ -252,8 +286,14 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
 		default:
 			plan.toRun++
+			for tag, addon := range tagAddons {
+				if p.HasTag(tag) && !slices.Contains(plan.addons, addon) {
+					plan.addons = append(plan.addons, addon)
+				}
+			}
 		}
 	}
+	slices.Sort(plan.addons)
 	return plan
 }
 

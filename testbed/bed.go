@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -50,6 +51,12 @@ type Bed interface {
 // would, returning what it printed when it refused to run.
 type OperatorImpersonation interface {
 	StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error)
+}
+
+// MeshMirror is the optional ability of a bed with the mesh-mirror add-on to report what its
+// mesh mirror, standing in for Cilium's endpoint-slice synchronisation, last did.
+type MeshMirror interface {
+	MeshMirrorStatus(ctx context.Context) (*meshmirror.Status, error)
 }
 
 // BedOptions open a bed.
@@ -136,6 +143,7 @@ type HermeticBed struct{ *Testbed }
 var (
 	_ Bed                   = HermeticBed{}
 	_ OperatorImpersonation = HermeticBed{}
+	_ MeshMirror            = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails.

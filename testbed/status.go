@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
@@ -30,12 +31,14 @@ func healthOf(err error, okDetail string) Health {
 
 // Report is the health of a run, collected without printing.
 type Report struct {
-	Run      string          `json:"run"`
-	Dir      string          `json:"dir"`
-	Provider string          `json:"provider"`
-	Git      *Health         `json:"git,omitempty"`
-	Revision string          `json:"revision,omitempty"`
-	Clusters []ClusterReport `json:"clusters"`
+	Run      string  `json:"run"`
+	Dir      string  `json:"dir"`
+	Provider string  `json:"provider"`
+	Git      *Health `json:"git,omitempty"`
+	Revision string  `json:"revision,omitempty"`
+	// MeshMirror is the mesh-mirror add-on's health, when the run has it.
+	MeshMirror *Health         `json:"meshMirror,omitempty"`
+	Clusters   []ClusterReport `json:"clusters"`
 }
 
 // ClusterReport is the health of one cluster and its add-ons.
@@ -50,7 +53,7 @@ type ClusterReport struct {
 
 // Healthy reports whether every component of the report is OK.
 func (r *Report) Healthy() bool {
-	if r.Git != nil && !r.Git.OK {
+	if (r.Git != nil && !r.Git.OK) || (r.MeshMirror != nil && !r.MeshMirror.OK) {
 		return false
 	}
 	for _, c := range r.Clusters {
@@ -74,6 +77,24 @@ func (tb *Testbed) Status(ctx context.Context) *Report {
 		}
 		h := healthOf(err, tb.GitURL())
 		r.Git, r.Revision = &h, rev
+	}
+	if top.HasAddon(topology.AddonMeshMirror) {
+		st, err := tb.MeshMirrorStatus(ctx)
+		detail := ""
+		if err == nil {
+			var unreachable []string
+			for _, c := range top.ClusterNames() {
+				if !st.Clusters[c].Reachable {
+					unreachable = append(unreachable, c)
+				}
+			}
+			detail = fmt.Sprintf("standing in for Cilium's endpoint-slice synchronisation, every %s, cache TTL %s; %d passes", st.Interval, st.CacheTTL, st.Passes)
+			if len(unreachable) > 0 {
+				detail += "; cannot read " + strings.Join(unreachable, ", ")
+			}
+		}
+		h := healthOf(err, detail)
+		r.MeshMirror = &h
 	}
 	r.Clusters = make([]ClusterReport, len(top.Clusters))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {

@@ -87,6 +87,8 @@ type State struct {
 	Git      GitState                 `json:"git,omitempty"`
 	Clusters map[string]*ClusterState `json:"clusters,omitempty"`
 	Operator OperatorState            `json:"operator,omitempty"`
+	// MeshMirror records the mesh-mirror add-on.
+	MeshMirror MeshMirrorState `json:"meshMirror,omitzero"`
 }
 
 // GitState records the Git server.

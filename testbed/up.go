@@ -95,6 +95,13 @@ func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
 			return err
 		}
 	}
+	if top.HasAddon(topology.AddonMeshMirror) {
+		what := fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
+			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration)
+		if err := tb.step(what, func() error { return tb.upMeshMirror(ctx, opts.SelfBinary) }); err != nil {
+			return err
+		}
+	}
 	return tb.saveState()
 }
 
@@ -175,10 +182,8 @@ func (tb *Testbed) upGit(ctx context.Context, self string) error {
 	if err != nil {
 		return err
 	}
-	if self == "" {
-		if self, err = gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", tb.binDir()); err != nil {
-			return err
-		}
+	if self, err = tb.selfBinary(ctx, self); err != nil {
+		return err
 	}
 	if tb.state.Git.Addr == "" {
 		p, err := ports.Free(1)
@@ -213,6 +218,19 @@ func (tb *Testbed) upGit(ctx context.Context, self string) error {
 	tb.state.Git.Seeded = rev
 	tb.state.Operator.Deployment, tb.state.Operator.ServiceAccount = seed.Deployment, seed.ServiceAccount
 	return tb.saveState()
+}
+
+// selfBinary is the polykube-testbed binary that runs the test bed's own processes (the Git
+// server, the mesh mirror): self when given, else one built from the checkout.
+func (tb *Testbed) selfBinary(ctx context.Context, self string) (string, error) {
+	if self != "" {
+		return self, nil
+	}
+	src, err := tb.sourceDir()
+	if err != nil {
+		return "", err
+	}
+	return gobuild.Build(ctx, src, "./testbed/cmd/polykube-testbed", tb.binDir())
 }
 
 // render renders the initial repository; without the operator add-on the operator base is

@@ -38,6 +38,11 @@ const (
 	AddonGit      = "git"
 	AddonFlux     = "flux"
 	AddonOperator = "operator"
+	// AddonMeshMirror copies the EndpointSlices of global Services between the clusters as
+	// Cilium's endpoint-slice synchronisation would (package testbed/meshmirror): kwok has no
+	// Cilium. Not installed by default; the scenario suite adds it when a selected scenario
+	// is tagged @mesh-mirror.
+	AddonMeshMirror = "mesh-mirror"
 )
 
 // Providers lists the test-bed providers a topology may name.
@@ -49,8 +54,11 @@ const (
 	ImagesLocal    = "local"
 )
 
-// Addons lists the add-ons in install order.
+// Addons lists the add-ons installed by default, in install order.
 var Addons = []string{AddonGit, AddonFlux, AddonOperator}
+
+// OptionalAddons are the add-ons a topology may add to those, installed after them.
+var OptionalAddons = []string{AddonMeshMirror}
 
 // addonRequires says which add-on needs which other one first.
 var addonRequires = map[string]string{AddonFlux: AddonGit, AddonOperator: AddonFlux}
@@ -73,10 +81,13 @@ type Topology struct {
 	Provider string `json:"provider,omitempty"`
 	// Clusters are the member clusters.
 	Clusters []Cluster `json:"clusters"`
-	// Addons are installed in the fixed order git, flux, operator; each needs the one before.
+	// Addons are installed in the fixed order git, flux, operator, mesh-mirror; each of the
+	// first three needs the one before. Unset means git, flux and operator.
 	Addons []string `json:"addons,omitempty"`
 	// Flux configures the Flux add-on.
 	Flux FluxOptions `json:"flux,omitempty"`
+	// MeshMirror configures the mesh-mirror add-on.
+	MeshMirror MeshMirrorOptions `json:"meshMirror,omitzero"`
 	// Images says where the datapath tier's images come from: "upstream" (the default: the
 	// nodes pull kindest/node's, quay.io's Cilium and ghcr.io's Flux images) or "local" (only
 	// images built on this machine by `polykube-testbed images build`; nothing is pulled).
@@ -120,6 +131,17 @@ type FluxOptions struct {
 	// undo drift (the Kustomization's interval, default 1m). Every re-apply server-side applies
 	// the operator's CRDs, so a short one costs CPU on every cluster all the time.
 	ApplyInterval Duration `json:"applyInterval,omitempty"`
+}
+
+// MeshMirrorOptions configure the mesh-mirror add-on.
+type MeshMirrorOptions struct {
+	// Interval is how often the mirror reads every cluster and writes the mirrored slices
+	// (default 1s when the add-on is listed): the mirror's latency.
+	Interval Duration `json:"interval,omitzero"`
+	// CacheTTL is how long a cluster that cannot be read keeps its mirrored slices in the
+	// others, as Cilium's clustermesh.cacheTTL (default 5s here; Cilium's own default, 0s,
+	// never removes them, and capacity failover of a stopped cluster needs a non-zero one).
+	CacheTTL Duration `json:"cacheTTL,omitzero"`
 }
 
 // Wait is a timeout and a polling interval.
@@ -204,6 +226,14 @@ func (t *Topology) SetDefaults() {
 	if t.Flux.ApplyInterval.Duration == 0 {
 		t.Flux.ApplyInterval.Duration = time.Minute
 	}
+	if t.HasAddon(AddonMeshMirror) {
+		if t.MeshMirror.Interval.Duration == 0 {
+			t.MeshMirror.Interval.Duration = time.Second
+		}
+		if t.MeshMirror.CacheTTL.Duration == 0 {
+			t.MeshMirror.CacheTTL.Duration = 5 * time.Second
+		}
+	}
 	for i := range t.Clusters {
 		if t.Clusters[i].FakeNodes == 0 && t.Provider == ProviderKwok {
 			t.Clusters[i].FakeNodes = 1
@@ -260,10 +290,13 @@ func (t *Topology) Validate() error {
 	}
 
 	seen := map[string]bool{}
+	known := append(slices.Clone(Addons), OptionalAddons...)
 	for _, a := range t.Addons {
 		switch {
-		case !slices.Contains(Addons, a):
-			add("addons: unknown add-on %q; use %s", a, strings.Join(Addons, ", "))
+		case !slices.Contains(known, a):
+			add("addons: unknown add-on %q; use %s", a, strings.Join(known, ", "))
+		case a == AddonMeshMirror && t.Provider != ProviderKwok && t.Provider != ProviderExisting:
+			add("addons: %q stands in for Cilium on kwok; provider %s runs Cilium, whose own endpoint-slice synchronisation is what to use there", a, t.Provider)
 		case seen[a]:
 			add("addons: %q is listed twice", a)
 		case addonRequires[a] != "" && !slices.Contains(t.Addons, addonRequires[a]):
@@ -273,6 +306,9 @@ func (t *Topology) Validate() error {
 	}
 	if t.Flux.Interval.Duration < time.Second {
 		add("flux.interval: %s is too short; use at least 1s", t.Flux.Interval.Duration)
+	}
+	if t.HasAddon(AddonMeshMirror) && t.MeshMirror.Interval.Duration < 100*time.Millisecond {
+		add("meshMirror.interval: %s is too short; use at least 100ms", t.MeshMirror.Interval.Duration)
 	}
 	if t.Flux.ApplyInterval.Duration < time.Second {
 		add("flux.applyInterval: %s is too short; use at least 1s", t.Flux.ApplyInterval.Duration)

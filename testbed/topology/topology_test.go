@@ -66,6 +66,8 @@ func TestParse_Errors(t *testing.T) {
 			[]string{`"soon" is not a duration`}},
 		{"intervals too short", header + "flux: {interval: 500ms, applyInterval: -1s}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{"flux.interval: 500ms is too short", "flux.applyInterval: -1s is too short"}},
+		{"mesh mirror on a Cilium tier, too fast", header + "provider: kind\naddons: [git, flux, operator, mesh-mirror]\nmeshMirror: {interval: 10ms}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`"mesh-mirror" stands in for Cilium on kwok; provider kind runs Cilium`, "meshMirror.interval: 10ms is too short"}},
 		{"too many nodes for the CIDR", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/23], fakeNodes: 3}]",
 			[]string{"3 nodes need 3 /24 node CIDRs"}},
 	}
@@ -92,6 +94,16 @@ func TestParse_DefaultsAndWaits(t *testing.T) {
 	g.Expect(top.Wait(WaitDelivery).Timeout.Duration).To(gomega.Equal(5 * time.Minute))
 	g.Expect(top.Wait(WaitDelivery).Interval).To(gomega.Equal(DefaultWaits[WaitDelivery].Interval))
 	g.Expect(top.Wait(WaitClusterReady)).To(gomega.Equal(DefaultWaits[WaitClusterReady]))
+	g.Expect(top.HasAddon(AddonMeshMirror)).To(gomega.BeFalse(), "the mesh mirror is not a default add-on")
+	g.Expect(top.MeshMirror).To(gomega.BeZero(), "no mesh-mirror settings without the add-on")
+}
+
+func TestParse_MeshMirrorDefaults(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top, err := Parse([]byte(header + "addons: [git, flux, operator, mesh-mirror]\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.MeshMirror.Interval.Duration).To(gomega.Equal(time.Second))
+	g.Expect(top.MeshMirror.CacheTTL.Duration).To(gomega.Equal(5 * time.Second))
 }
 
 func TestCluster_NodeCIDR(t *testing.T) {

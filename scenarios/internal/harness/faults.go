@@ -17,9 +17,11 @@ func (sc *Scenario) StopAPIServer(ctx context.Context, cluster string) error {
 	sc.OnTeardown("start the API server of "+cluster, func(ctx context.Context) error {
 		return sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster)
 	})
+	sc.mark("api-stop:" + cluster)
 	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultAPIServer, cluster); err != nil {
 		return fmt.Errorf("stop the API server of cluster %q: %w", cluster, err)
 	}
+	sc.mark("api-stopped:" + cluster)
 	return nil
 }
 
@@ -31,9 +33,11 @@ func (sc *Scenario) StartAPIServer(ctx context.Context, cluster string) error {
 			return err
 		}
 	}
+	sc.mark("api-start:" + cluster)
 	if err := sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster); err != nil {
 		return fmt.Errorf("start the API server of cluster %q: %w", cluster, err)
 	}
+	sc.mark("api-started:" + cluster)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,7 +32,7 @@ const FieldOwner = "polykube-scenarios"
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme,
+		corev1.AddToScheme, discoveryv1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme,
 		apiextensionsv1.AddToScheme, polykubev1alpha1.AddToScheme,
 		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme,
 	} {

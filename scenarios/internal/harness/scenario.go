@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -153,6 +155,11 @@ type Scenario struct {
 	operatorKustomization string
 	// pods are pod UIDs remembered per cluster/workload.
 	pods map[string][]string
+	// marks are when things happened (a fault injected, the mesh changing, a failover
+	// done), for steps that check an order and for the figures.
+	marks map[string]time.Time
+	// mirror is the test bed's mesh mirror as a step last found it.
+	mirror *meshmirror.Status
 }
 
 type namedAction struct {

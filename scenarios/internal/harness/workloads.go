@@ -18,6 +18,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/placement"
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/topology"
 )
 
 // Target is one row of a Workload's distribution as a feature writes it; nil means unset.
@@ -484,13 +485,19 @@ func (sc *Scenario) AwaitSameAllocation(ctx context.Context, workload string) er
 // CheckReplicasHold checks that the Workload's Deployments keep the replicas last observed,
 // and their UIDs, for the whole hold window.
 func (sc *Scenario) CheckReplicasHold(ctx context.Context, workload, while string) error {
+	return sc.checkReplicasHold(ctx, workload, while, sc.Config.Wait(WaitHold))
+}
+
+// checkReplicasHold checks that the Workload's Deployments keep the replicas last observed,
+// and their UIDs, for the window w.
+func (sc *Scenario) checkReplicasHold(ctx context.Context, workload, while string, w topology.Wait) error {
 	h := sc.history(workload)
 	if len(h.observations) == 0 {
 		return fmt.Errorf("the replicas of %q were never observed; assert them before asserting that they stay", workload)
 	}
 	last := h.observations[len(h.observations)-1].replicas
 	what := fmt.Sprintf("the Deployments of %q to stay at %s %s", workload, formatShares(last), while)
-	return Hold(ctx, sc.Config.Wait(WaitHold), what, func(ctx context.Context) error {
+	return Hold(ctx, w, what, func(ctx context.Context) error {
 		return sc.forEachCluster(ctx, sortedKeys(last), func(ctx context.Context, cl string, c client.Client) error {
 			d, err := sc.observe(ctx, cl, c, workload)
 			if err != nil {

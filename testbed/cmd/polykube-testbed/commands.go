@@ -17,7 +17,7 @@ import (
 func testbedCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newUpCmd(), newDownCmd(), newStatusCmd(), newKubeconfigCmd(), newGitCmd(),
-		newFaultCmd(), newLogsCmd(), newDemoCmd(), newServeGitCmd(),
+		newFaultCmd(), newLogsCmd(), newDemoCmd(), newServeGitCmd(), newServeMeshMirrorCmd(),
 	}
 }
 

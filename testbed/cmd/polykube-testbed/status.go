@@ -69,6 +69,9 @@ func printReport(w io.Writer, r *testbed.Report) {
 			fmt.Fprintf(w, "Revision:   %s\n", r.Revision)
 		}
 	}
+	if r.MeshMirror != nil {
+		fmt.Fprintf(w, "Mesh mirror: %s\n", mark(r.MeshMirror))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nCLUSTER\tAPI SERVER\tFLUX\tOPERATOR")
 	for _, c := range r.Clusters {

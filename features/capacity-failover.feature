@@ -1,0 +1,74 @@
+@hermetic @slow @mesh-mirror
+Feature: Capacity failover
+  A Workload with distribution.failover keeps its capacity when a cluster stops serving its
+  share. Each other cluster sees, in the EndpointSlices Cilium mirrors into it for the
+  Workload's global Service, how many ready endpoints every peer serves; once a peer has missed
+  its share for detectAfter, the cluster runs extra replicas for it, split with the others and
+  capped by maxSurge. When the peer has served its share again for returnAfter, the extra goes,
+  make-before-break. Each operator decides from its own cluster alone: nothing is written to a
+  peer, and no Deployment is deleted or made twice.
+
+  On kwok there is no Cilium: the test bed's mesh mirror stands in for it. It holds every
+  cluster's credentials (the operators still hold only their own) and copies each cluster's
+  EndpointSlices of a global Service annotated service.cilium.io/global-sync-endpoint-slices
+  into the others, labelled as Cilium 1.20 labels mirrored slices, and removes a stopped
+  cluster's after a cache TTL, as Cilium's clustermesh.cacheTTL does (docs/testbed.md).
+
+  Background:
+    Given a federation of the clusters "alpha", "beta" and "gamma"
+    And the mesh mirror stands in for Cilium's endpoint-slice synchronisation
+    And a Workload "web" with strategy MultiCloudWeighted and 12 replicas in total, targeting:
+      | cluster | weight |
+      | alpha   | 2      |
+      | beta    | 1      |
+      | gamma   | 1      |
+    And the Workload "web" fails over after 20s and gives back after 20s, with at most 2 extra replicas per cluster
+    And I commit the Workload "web" to Git
+    And the ServiceEndpoint "web" for the Workload "web" with affinity none is committed to Git
+    And the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    And every cluster sees through the mesh the ready replicas of "web" in every other cluster
+
+  Scenario: The others absorb a stopped cluster's share, capped, and give it back once it serves again
+    When the API server of cluster "alpha" is stopped
+    Then the clusters other than "alpha" no longer see its endpoints of "web" through the mesh
+    And once "alpha" has been gone from the mesh for detectAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | beta    | 5        |
+      | gamma   | 5        |
+    And the failover status of "web" is:
+      | cluster | base | extra | absorbs  |
+      | beta    | 3    | 2     | alpha: 6 |
+      | gamma   | 3    | 2     | alpha: 6 |
+    When the API server of cluster "alpha" is started again
+    Then every cluster sees through the mesh the ready replicas of "web" in every other cluster
+    And once "alpha" has served its share again for returnAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    And the failover status of "web" is:
+      | cluster | base | extra | absorbs |
+      | alpha   | 6    | 0     | -       |
+      | beta    | 3    | 0     | -       |
+      | gamma   | 3    | 0     | -       |
+    And no Deployment of "web" was deleted or duplicated
+    And the report gives how long the failover of "web" away from "alpha" took
+
+  Scenario: A blip shorter than detectAfter moves nothing
+    When the API server of cluster "gamma" is stopped
+    And the clusters other than "gamma" no longer see its endpoints of "web" through the mesh
+    And the clusters other than "gamma" see it missing 3 replicas of "web" and wait
+    And the API server of cluster "gamma" is started again
+    Then every cluster sees through the mesh the ready replicas of "web" in every other cluster
+    And "gamma" was gone from the mesh for less than the detectAfter of "web"
+    And the replicas of "web" stay as they are for its returnAfter
+    And the failover status of "web" is:
+      | cluster | base | extra | absorbs |
+      | alpha   | 6    | 0     | -       |
+      | beta    | 3    | 0     | -       |
+      | gamma   | 3    | 0     | -       |
+    And no Deployment of "web" was deleted or duplicated
