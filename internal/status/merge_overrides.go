@@ -120,7 +120,7 @@ func (m *merger) checkDeploymentImages(object, name, cluster string, tmpl corev1
 		return
 	}
 	m.flag(DisagreeTemplate, object, []string{name},
-		"Deployment %s/%s in %s does not run its effective template: %s. It was changed outside the operator, which rewrites the template only when its own hash of it changes: revert the edit (kubectl rollout undo), or remove the Deployment's polykube.kismet.io/template-hash annotation so the operator writes the template again",
+		"Deployment %s/%s in %s does not run its effective template: %s. It was changed outside the operator, which sets the images back at its next reconcile: if this stays, check that the operator in that cluster runs (and is at least the version that reverts image edits)",
 		dep.Namespace, dep.Name, name, strings.Join(differ, "; "))
 }
 
