@@ -8,15 +8,18 @@ Feature: Capacity failover
   make-before-break. Each operator decides from its own cluster alone: nothing is written to a
   peer, and no Deployment is deleted or made twice.
 
-  On kwok there is no Cilium: the test bed's mesh mirror stands in for it. It holds every
-  cluster's credentials (the operators still hold only their own) and copies each cluster's
-  EndpointSlices of a global Service annotated service.cilium.io/global-sync-endpoint-slices
-  into the others, labelled as Cilium 1.20 labels mirrored slices, and removes a stopped
-  cluster's after a cache TTL, as Cilium's clustermesh.cacheTTL does (docs/testbed.md).
+  On kind, Cilium's operator mirrors them (Helm clustermesh.enableEndpointSliceSynchronization,
+  with clustermesh.cacheTTL so that a lost peer's endpoints go), and the calls of a client
+  show who serves. On kwok there is no Cilium: the test bed's mesh mirror stands in for it. It
+  holds every cluster's credentials (the operators still hold only their own) and copies each
+  cluster's EndpointSlices of a global Service annotated
+  service.cilium.io/global-sync-endpoint-slices into the others, labelled as Cilium 1.20 labels
+  mirrored slices, and removes a stopped cluster's after a cache TTL, as Cilium's
+  clustermesh.cacheTTL does (docs/testbed.md).
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"
-    And the mesh mirror stands in for Cilium's endpoint-slice synchronisation
+    And every cluster's endpoints of global Services are mirrored into the others
     And a Workload "web" with strategy MultiCloudWeighted and 12 replicas in total, targeting:
       | cluster | weight |
       | alpha   | 2      |
@@ -72,3 +75,30 @@ Feature: Capacity failover
       | beta    | 3    | 0     | -       |
       | gamma   | 3    | 0     | -       |
     And no Deployment of "web" was deleted or duplicated
+
+  @datapath
+  Scenario: While the others absorb a stopped cluster's share, they answer every call
+    When the API server of cluster "alpha" is stopped
+    Then the clusters other than "alpha" no longer see its endpoints of "web" through the mesh
+    And once "alpha" has been gone from the mesh for detectAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | beta    | 5        |
+      | gamma   | 5        |
+    When a client in cluster "beta" calls the Service "web" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "beta" and "gamma"
+    When a client in cluster "gamma" calls the Service "web" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "beta" and "gamma"
+    When the API server of cluster "alpha" is started again
+    Then every cluster sees through the mesh the ready replicas of "web" in every other cluster
+    And once "alpha" has served its share again for returnAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    When a client in cluster "beta" calls the Service "web" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"
+    And no Deployment of "web" was deleted or duplicated
+    And the report gives how long the failover of "web" away from "alpha" took

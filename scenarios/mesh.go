@@ -31,7 +31,7 @@ func meshSteps(r *registry) {
 // meshViewSteps are the steps about what each cluster sees of its peers through the mesh: the
 // EndpointSlices Cilium mirrors for a global Service (on kwok, the test bed's mesh mirror).
 func meshViewSteps(r *registry) {
-	r.step(`^the mesh mirror stands in for Cilium's endpoint-slice synchronisation$`, func(ctx context.Context) error {
+	r.step(`^every cluster's endpoints of global Services are mirrored into the others$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.CheckMeshMirror(ctx) })
 	})
 	r.step(`^every cluster sees through the mesh the ready replicas of "([^"]*)" in every other cluster$`, func(ctx context.Context, workload string) error {

@@ -231,7 +231,7 @@ type runPlan struct {
 
 // tagAddons are the tags by which a scenario declares that it needs an optional add-on of the
 // test bed; the run then brings it up. @mesh-mirror: the mesh mirror stands in for Cilium's
-// endpoint-slice synchronisation on kwok.
+// endpoint-slice synchronisation on a provider without a datapath (kwok).
 var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror}
 
 // withAddons adds the add-ons the plan needs to the topology, with their defaults.
@@ -253,18 +253,17 @@ type notRun struct {
 }
 
 // planRun narrows the user's tag expression: @datapath scenarios are not run on a provider
-// without the datapath capability, @mesh-mirror ones not on a provider with it (there Cilium
-// itself would have to mirror, and the datapath tier does not enable its endpoint-slice
-// synchronisation yet), and @wip scenarios are not run unless asked for by tag. Everything
-// it leaves out that the user's expression selected is reported, never dropped.
+// without the datapath capability, and @wip scenarios are not run unless asked for by tag.
+// @mesh-mirror scenarios bring the test bed's mesh mirror up on a provider without a datapath;
+// on one with it Cilium's own endpoint-slice synchronisation mirrors (testbed/datapath enables
+// it), so they run with no add-on. Everything it leaves out that the user's expression
+// selected is reported, never dropped.
 func planRun(pickles []harness.Pickle, userTags, provider string, caps []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
-	} else {
-		plan.tags = harness.AndNot(plan.tags, "@mesh-mirror")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
@@ -276,8 +275,6 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 		switch {
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
-		case p.HasTag("@mesh-mirror") && hasDatapath:
-			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the mesh mirror, which stands in for Cilium on kwok; provider %s runs Cilium without endpoint-slice synchronisation", provider)})
 		case p.HasTag("@wip") && !wantsWIP:
 			reason := p.WIPReason
 			if reason == "" {
@@ -287,7 +284,7 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 		default:
 			plan.toRun++
 			for tag, addon := range tagAddons {
-				if p.HasTag(tag) && !slices.Contains(plan.addons, addon) {
+				if p.HasTag(tag) && !hasDatapath && !slices.Contains(plan.addons, addon) {
 					plan.addons = append(plan.addons, addon)
 				}
 			}

@@ -34,27 +34,24 @@ func TestTopologyKind_MatchesTheHermeticOne(t *testing.T) {
 	g.Expect(kind.Flux).To(Equal(hermetic.Flux))
 }
 
-// On kind the plan runs the @datapath scenarios that kwok reports as not run, and leaves out
-// nothing else the kwok plan runs but the @mesh-mirror ones (the mirror stands in for Cilium
-// on kwok; the datapath tier's Cilium does not synchronise endpoint slices yet).
+// On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
+// the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
+// synchronisation in place of the mirror (so no add-on).
 func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	g := NewWithT(t)
 	pickles, err := harness.LoadFeatures(featuresDir)
 	g.Expect(err).NotTo(HaveOccurred())
-	var datapath, mirror int
+	var datapath int
 	for _, p := range pickles {
 		if p.HasTag("@datapath") && !p.HasTag("@wip") {
 			datapath++
-		}
-		if p.HasTag("@mesh-mirror") && !p.HasTag("@wip") {
-			mirror++
 		}
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
 	kwok := planRun(pickles, "", topology.ProviderKwok, harness.ProviderCapabilities(topology.ProviderKwok))
 	kind := planRun(pickles, "", topology.ProviderKind, harness.ProviderCapabilities(topology.ProviderKind))
-	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirror))
+	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
 	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror), "features/capacity-failover.feature needs the mesh mirror on kwok")
 	g.Expect(kind.addons).To(BeEmpty())

@@ -98,6 +98,14 @@ type CiliumOptions struct {
 	Peers []MeshPeer
 }
 
+// ClusterMeshCacheTTL is how long a member keeps what it learnt from a peer it has lost the
+// connection to (Helm clustermesh.cacheTTL). Cilium's default, 0s, keeps it for ever: a
+// stopped cluster's backends would stay in every global Service, and its mirrored
+// EndpointSlices, the signal of capacity failover (decision 0006), would never go. The agents
+// notice a lost peer by their etcd keepalive (a 15s heartbeat and a 25s timeout in 1.20), so a
+// stopped peer leaves the mesh about 40s plus this TTL after it stopped.
+const ClusterMeshCacheTTL = 10 * time.Second
+
 // The capabilities the chart's securityContext lists (values.yaml), which MissingCapabilities
 // is removed from.
 var (
@@ -173,6 +181,11 @@ func CiliumValues(m Member, o CiliumOptions) map[string]any {
 				"kvstoremesh": map[string]any{"enabled": false},
 			},
 			"config": map[string]any{"enabled": true, "clusters": clusters},
+			// The operator mirrors the peers' backends of a global Service annotated
+			// service.cilium.io/global-sync-endpoint-slices as EndpointSlices here: what the
+			// Polykube operators count for capacity failover (internal/meshview).
+			"enableEndpointSliceSynchronization": true,
+			"cacheTTL":                           ClusterMeshCacheTTL.String(),
 		}
 	}
 	if o.CA != nil {
@@ -192,6 +205,12 @@ func MarshalValues(v map[string]any) ([]byte, error) { return yaml.Marshal(v) }
 // of the pinned Cilium module; options gives each member's options. It does not wait: see
 // WaitCilium.
 func InstallCilium(ctx context.Context, e *Env, options func(Member) CiliumOptions) error {
+	return InstallCiliumIn(ctx, e, nil, options)
+}
+
+// InstallCiliumIn is InstallCilium in the named members only (every member when names is
+// empty).
+func InstallCiliumIn(ctx context.Context, e *Env, names []string, options func(Member) CiliumOptions) error {
 	var chart string
 	if !e.Runner.DryRun() {
 		var err error
@@ -200,6 +219,9 @@ func InstallCilium(ctx context.Context, e *Env, options func(Member) CiliumOptio
 		}
 	}
 	return e.each(func(m Member) error {
+		if len(names) > 0 && !slices.Contains(names, m.Name) {
+			return nil
+		}
 		vals := CiliumValues(m, options(m))
 		data, err := MarshalValues(vals)
 		if err != nil {

@@ -68,6 +68,8 @@ func TestCiliumValues(t *testing.T) {
 	g.Expect(mesh["config"]).To(Equal(map[string]any{"enabled": true, "clusters": []any{
 		map[string]any{"name": "alpha", "port": 32379, "ips": []any{"172.18.0.2"}},
 	}}))
+	g.Expect(mesh["enableEndpointSliceSynchronization"]).To(BeTrue(), "the mesh view of capacity failover")
+	g.Expect(mesh["cacheTTL"]).To(Equal("10s"), "a lost peer's endpoints must leave the mesh")
 	g.Expect(v["tls"]).To(Equal(map[string]any{"ca": map[string]any{"cert": "Y2VydA==", "key": "a2V5"}}))
 
 	// One cluster, kube-proxy replaced, a complete bounding set: no mesh, no capability lists.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,10 +52,16 @@ func (sc *Scenario) marked(name, step string) (time.Time, error) {
 	return t, nil
 }
 
-// CheckMeshMirror waits until the test bed's mesh mirror has read every cluster, and
-// remembers its settings. It fails when the bed has none (the scenario is not tagged
-// @mesh-mirror, or the provider runs Cilium).
+// CheckMeshMirror waits until something mirrors every cluster's endpoints of global Services
+// into the others: on a datapath tier Cilium's own endpoint-slice synchronisation, checked in
+// every cluster's cilium-config (enabled, with a cache TTL so that a lost peer's endpoints go)
+// and by the mesh being connected; elsewhere the test bed's mesh mirror, which must have read
+// every cluster (its settings are remembered for the figures). It fails when there is neither
+// (the scenario is not tagged @mesh-mirror).
 func (sc *Scenario) CheckMeshMirror(ctx context.Context) error {
+	if dp, err := sc.Datapath(); err == nil {
+		return sc.checkCiliumMirror(ctx, dp)
+	}
 	mm, ok := sc.Fed.Faults().(testbed.MeshMirror)
 	if !ok {
 		return fmt.Errorf("the %s federation has no mesh mirror: tag the scenario @mesh-mirror (the suite then brings it up on kwok)", sc.Fed.Provider())
@@ -76,6 +83,39 @@ func (sc *Scenario) CheckMeshMirror(ctx context.Context) error {
 		sc.mirror = st
 		return nil
 	})
+}
+
+// The keys of cilium-config that Helm's clustermesh.enableEndpointSliceSynchronization and
+// clustermesh.cacheTTL set (Cilium 1.20's chart, templates/cilium-configmap.yaml).
+const (
+	ciliumConfigMap       = "cilium-config"
+	ciliumNamespace       = "kube-system"
+	ciliumKeyEndpointSync = "clustermesh-enable-endpoint-sync"
+	ciliumKeyMeshCacheTTL = "clustermesh-cache-ttl"
+)
+
+// checkCiliumMirror checks that every cluster's Cilium mirrors its peers' endpoints and drops
+// a lost peer's after a TTL, then waits for the mesh to connect every member.
+func (sc *Scenario) checkCiliumMirror(ctx context.Context, dp Datapath) error {
+	err := sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ciliumNamespace, Name: ciliumConfigMap}, cm); err != nil {
+			return fmt.Errorf("read Cilium's configuration %s/%s: %w", ciliumNamespace, ciliumConfigMap, err)
+		}
+		if cm.Data[ciliumKeyEndpointSync] != "true" {
+			return fmt.Errorf("Cilium does not mirror the peers' endpoints (%s is %q): install it with Helm clustermesh.enableEndpointSliceSynchronization=true (testbed/datapath/cilium.go does)", ciliumKeyEndpointSync, cm.Data[ciliumKeyEndpointSync])
+		}
+		ttl, err := time.ParseDuration(cm.Data[ciliumKeyMeshCacheTTL])
+		if err != nil || ttl <= 0 {
+			return fmt.Errorf("Cilium keeps a lost peer's endpoints for ever (%s is %q): install it with Helm clustermesh.cacheTTL set, or a stopped cluster never leaves the mesh view", ciliumKeyMeshCacheTTL, cm.Data[ciliumKeyMeshCacheTTL])
+		}
+		sc.meshSource = fmt.Sprintf("Cilium's endpoint-slice synchronisation (cache TTL %s)", ttl)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return Await(ctx, sc.Config.Wait(WaitConverge), "Cilium ClusterMesh to connect every member", dp.MeshReady)
 }
 
 // SetFailover gives a Workload the scenario defined spec.distribution.failover.
@@ -473,7 +513,9 @@ func (sc *Scenario) Figures(cluster, workload string) (string, error) {
 	m := sc.marks
 	d := func(from, to string) string { return m[to].Sub(m[from]).Round(100 * time.Millisecond).String() }
 	mirror := "the mesh"
-	if sc.mirror != nil {
+	if sc.meshSource != "" {
+		mirror = sc.meshSource
+	} else if sc.mirror != nil {
 		mirror = fmt.Sprintf("the mesh mirror (every %s, cache TTL %s)", sc.mirror.Interval, sc.mirror.CacheTTL)
 	}
 	var b strings.Builder

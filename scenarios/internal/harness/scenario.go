@@ -160,6 +160,8 @@ type Scenario struct {
 	marks map[string]time.Time
 	// mirror is the test bed's mesh mirror as a step last found it.
 	mirror *meshmirror.Status
+	// meshSource says what mirrors the endpoints on a datapath tier (Cilium, with its TTL).
+	meshSource string
 }
 
 type namedAction struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -41,8 +43,51 @@ func (b *Bed) StartAPIServer(ctx context.Context, cluster string) error {
 	if err := b.prov.Start(ctx, cluster); err != nil {
 		return err
 	}
+	if err := b.reconnectMesh(ctx, cluster); err != nil {
+		return err
+	}
 	op := b.state.Operator
 	return b.WaitDeploymentIn(ctx, cluster, op.Namespace, op.Name)
+}
+
+// reconnectMesh puts a restarted cluster back in the mesh when its nodes came back on other
+// addresses: Docker gives a restarted container the next free address on its network, which
+// need not be the one it had, and the other clusters' Cilium still dials the old one. Their
+// Cilium is then upgraded with the new peer addresses (the agents and the operator reload the
+// mesh configuration from the files of its Secret, no restart) and the run records them.
+func (b *Bed) reconnectMesh(ctx context.Context, cluster string) error {
+	a, ok := b.prov.(nodeAddresser)
+	if !ok || len(b.env.Members) < 2 || b.env.Runner.DryRun() {
+		return nil
+	}
+	m, err := b.env.Member(cluster)
+	if err != nil {
+		return err
+	}
+	was := b.state.MeshAddresses[m.Name]
+	now, err := a.NodeAddresses(ctx, m.Name)
+	if err != nil {
+		return fmt.Errorf("the addresses of %s after its restart: %w", m.Name, err)
+	}
+	if len(was) == 0 || slices.Equal(was, now) {
+		return nil
+	}
+	fmt.Fprintf(b.opts.Out, "• %s came back on %s (was %s): giving the other clusters' Cilium its new ClusterMesh address\n",
+		m.Name, strings.Join(now, ", "), strings.Join(was, ", "))
+	opts, err := b.ciliumOptions(ctx)
+	if err != nil {
+		return err
+	}
+	var others []string
+	for _, o := range b.env.Members {
+		if o.Name != m.Name {
+			others = append(others, o.Name)
+		}
+	}
+	if err := datapath.InstallCiliumIn(ctx, b.env, others, opts); err != nil {
+		return fmt.Errorf("reconnect %s to the mesh: %w", m.Name, err)
+	}
+	return b.saveState()
 }
 
 // Commit writes a change to the run's Git repository, asks Flux in every cluster to fetch it

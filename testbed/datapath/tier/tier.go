@@ -94,6 +94,9 @@ type State struct {
 	Operator gitrepo.OperatorObject `json:"operator"`
 	// ServiceAccount is the operator's ServiceAccount in the rendered operator base.
 	ServiceAccount gitrepo.OperatorObject `json:"serviceAccount"`
+	// MeshAddresses are the addresses each cluster's clustermesh-apiserver was given to its
+	// peers at, by cluster (see reconnectMesh).
+	MeshAddresses map[string][]string `json:"meshAddresses,omitempty"`
 }
 
 // Bed is one datapath run.
@@ -419,6 +422,10 @@ func (b *Bed) ciliumOptions(ctx context.Context) (func(datapath.Member) datapath
 					return nil, err
 				}
 				ips = got
+				if b.state.MeshAddresses == nil {
+					b.state.MeshAddresses = map[string][]string{}
+				}
+				b.state.MeshAddresses[m.Name] = got
 			}
 			peers[m.Name] = datapath.MeshPeer{Name: m.Name, IPs: ips, Port: datapath.ClusterMeshNodePort(m)}
 		}
