@@ -34,12 +34,12 @@ demo: testbed-bin ## Bring up a federation on this machine and tell the Polykube
 E2E_TIMEOUT_SCALE ?= 2
 
 .PHONY: e2e
-e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; needs Docker, internet and the flux CLI).
-	$(TESTBED) demo --provider $(PROVIDER)
+e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath ones too) on real clusters (PROVIDER=kind; IMAGES=local runs the images built here; needs make host-docker).
+	$(TESTBED) demo --provider $(PROVIDER) $(if $(IMAGES),--images $(IMAGES))
 	@if [ ! -f scenarios/topology-$(PROVIDER).yaml ]; then \
 	  echo "features: not run on $(PROVIDER): there is no scenarios/topology-$(PROVIDER).yaml (make e2e PROVIDER=kind runs them)"; \
 	else \
-	  set -x; ARTIFACTS=$(ARTIFACTS) POLYKUBE_SCENARIO_TOPOLOGY=topology-$(PROVIDER).yaml \
+	  set -x; ARTIFACTS=$(ARTIFACTS) POLYKUBE_SCENARIO_TOPOLOGY=topology-$(PROVIDER).yaml POLYKUBE_SCENARIO_IMAGES=$(IMAGES) \
 	    POLYKUBE_SCENARIO_TIMEOUT_SCALE=$(E2E_TIMEOUT_SCALE) \
 	    $(GO) test ./scenarios/ -run TestFeatures -timeout 90m -v; \
 	fi

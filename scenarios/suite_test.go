@@ -53,6 +53,9 @@ func TestFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := harness.ApplyImages(top); err != nil { // $POLYKUBE_SCENARIO_IMAGES, e.g. local
+		t.Fatal(err)
+	}
 	pickles, err := harness.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)

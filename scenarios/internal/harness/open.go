@@ -31,6 +31,24 @@ func ProviderCapabilities(provider string) []string {
 // A relative path is relative to the directory of the config file.
 const TopologyEnv = "POLYKUBE_SCENARIO_TOPOLOGY"
 
+// ImagesEnv chooses where a datapath topology's images come from, replacing its images field:
+// local (built here by `polykube-testbed images build`, nothing pulled) or upstream (pulled by
+// the nodes). `make e2e PROVIDER=kind IMAGES=local` sets it.
+const ImagesEnv = "POLYKUBE_SCENARIO_IMAGES"
+
+// ApplyImages applies $POLYKUBE_SCENARIO_IMAGES to a loaded topology.
+func ApplyImages(top *topology.Topology) error {
+	v := os.Getenv(ImagesEnv)
+	if v == "" {
+		return nil
+	}
+	if v != topology.ImagesLocal && v != topology.ImagesUpstream {
+		return fmt.Errorf("$%s is %q: use %s (images built here) or %s (pulled by the nodes)", ImagesEnv, v, topology.ImagesLocal, topology.ImagesUpstream)
+	}
+	top.Images = v
+	return nil
+}
+
 // SelectTopology applies $POLYKUBE_SCENARIO_TOPOLOGY to a configuration loaded from
 // configFile, and returns the topology file to use.
 func SelectTopology(cfg *Config, configFile string) (string, error) {
