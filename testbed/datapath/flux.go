@@ -140,15 +140,33 @@ func WaitApplied(ctx context.Context, e *Env, revision string) error {
 			ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
 			switch {
 			case ready == nil:
-				return errors.New("the Kustomization has no Ready condition yet")
+				return errors.New("the Kustomization has no Ready condition yet" + sourceSays(ctx, cl))
 			case revision != "" && ks.Status.LastAppliedRevision != revision:
-				return fmt.Errorf("applied %q, not yet %s (%s: %s)", ks.Status.LastAppliedRevision, revision, ready.Reason, ready.Message)
+				return fmt.Errorf("applied %q, not yet %s (%s: %s)%s", ks.Status.LastAppliedRevision, revision, ready.Reason, ready.Message, sourceSays(ctx, cl))
 			case ready.Status != metav1.ConditionTrue:
-				return fmt.Errorf("not Ready: %s: %s", ready.Reason, ready.Message)
+				return fmt.Errorf("not Ready: %s: %s%s", ready.Reason, ready.Message, sourceSays(ctx, cl))
 			}
 			return nil
 		})
 	})
+}
+
+// sourceSays is what the GitRepository says when it is not Ready, for a Kustomization that
+// waits on it: a Kustomization only says its source is not ready, the GitRepository says why
+// (the Git server unreachable, a wrong branch). Empty when the source is Ready.
+func sourceSays(ctx context.Context, cl client.Client) string {
+	repo := &sourcev1.GitRepository{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, repo); err != nil {
+		return fmt.Sprintf("; the GitRepository %s/%s cannot be read: %v", FluxNamespace, FluxObjectName, err)
+	}
+	c := apimeta.FindStatusCondition(repo.Status.Conditions, meta.ReadyCondition)
+	switch {
+	case c == nil:
+		return fmt.Sprintf("; the GitRepository %s/%s has not reported yet", FluxNamespace, FluxObjectName)
+	case c.Status != metav1.ConditionTrue:
+		return fmt.Sprintf("; the GitRepository %s/%s is not Ready: %s: %s", FluxNamespace, FluxObjectName, c.Reason, c.Message)
+	}
+	return ""
 }
 
 func orAny(revision string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -62,10 +63,23 @@ func ProbeURL(namespace, service string) string {
 // ProbeJob is a Job that calls the Service n times from the cluster it runs in and prints
 // one JSON line per call (see ParseCalls).
 func ProbeJob(namespace, service string, n int, image string) *batchv1.Job {
+	return clientJob(namespace, "polykube-probe-"+service+"-", image,
+		"/polykube-echo", "call", "--url", ProbeURL(namespace, service), "--count", strconv.Itoa(n), "--timeout", "2s")
+}
+
+// GitReachJob is a Job that fetches the Git server's smart-HTTP entry point once, as Flux's
+// source-controller will, from a pod of the cluster it runs in.
+func GitReachJob(namespace, gitURL, image string) *batchv1.Job {
+	return clientJob(namespace, "polykube-git-reach-", image,
+		"/polykube-echo", "reach", "--url", strings.TrimSuffix(gitURL, "/")+"/info/refs?service=git-upload-pack", "--timeout", "5s")
+}
+
+// clientJob is a Job of one non-root pod running command once, never retried.
+func clientJob(namespace, generateName, image string, command ...string) *batchv1.Job {
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "polykube-probe-" + service + "-",
+			GenerateName: generateName,
 			Namespace:    namespace,
 			Labels:       map[string]string{"app.kubernetes.io/name": "polykube-probe"},
 		},
@@ -80,8 +94,7 @@ func ProbeJob(namespace, service string, n int, image string) *batchv1.Job {
 						Name:            "client",
 						Image:           image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
-						Command: []string{"/polykube-echo", "call", "--url", ProbeURL(namespace, service),
-							"--count", strconv.Itoa(n), "--timeout", "2s"},
+						Command:         command,
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -105,17 +118,56 @@ func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int
 	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
 		return nil, nil
 	}
-	cl, err := e.Client(m)
+	log, err := runJob(ctx, e, m, job)
 	if err != nil {
 		return nil, err
 	}
+	return ParseCalls(log, n)
+}
+
+// CheckGitReachable runs GitReachJob in every member and fails, saying what to do, when a pod
+// cannot fetch from the Git server: Flux would then never deliver anything, and the only
+// symptom would be a Kustomization that is never Ready.
+func CheckGitReachable(ctx context.Context, e *Env, gitURL string) error {
+	return e.eachConcurrently(func(m Member) error {
+		job := GitReachJob(metav1.NamespaceDefault, gitURL, Image)
+		if !e.Runner.Note("run a Job in %s whose pod (image %s) runs: %s", m.Context, Image, strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")) {
+			return nil
+		}
+		log, err := runJob(ctx, e, m, job)
+		if err != nil {
+			return fmt.Errorf("a pod cannot fetch from the Git server at %s (%w%s). Flux pulls from there, so nothing would be delivered. "+
+				"The usual reason is a host firewall that drops traffic from the Docker network of the nodes (`docker network inspect kind` gives its subnet and bridge) to this machine: "+
+				"allow TCP to the Git server's port from that subnet (e.g. iptables -I INPUT -s <subnet> -p tcp --dport <port> -j ACCEPT), then run up again",
+				gitURL, err, lastLogLine(log))
+		}
+		return nil
+	})
+}
+
+func lastLogLine(log string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if l := lines[len(lines)-1]; l != "" {
+		return "; the pod said: " + l
+	}
+	return ""
+}
+
+// runJob creates job in member m, waits until it finishes and returns its pod's log; a failed
+// Job's error comes with the log, so the caller can say what the pod said.
+func runJob(ctx context.Context, e *Env, m Member, job *batchv1.Job) (string, error) {
+	cl, err := e.Client(m)
+	if err != nil {
+		return "", err
+	}
 	if err := cl.Create(ctx, job); err != nil {
-		return nil, fmt.Errorf("create the probe Job in %s: %w", cluster, err)
+		return "", fmt.Errorf("create the Job in %s: %w", m.Name, err)
 	}
 	defer func() {
 		_ = cl.Delete(context.WithoutCancel(ctx), job, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	}()
-	what := fmt.Sprintf("probe Job %s/%s in %s to finish", namespace, job.Name, cluster)
+	what := fmt.Sprintf("Job %s/%s in %s to finish", job.Namespace, job.Name, m.Name)
+	failed := false
 	err = wait.For(ctx, e.wait(WaitProbe), what, func(ctx context.Context) error {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return err
@@ -124,18 +176,19 @@ func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int
 		case job.Status.Succeeded > 0:
 			return nil
 		case job.Status.Failed > 0:
-			return wait.Stop(fmt.Errorf("the probe Job %s failed; its pod's log says why (kubectl --context %s -n %s logs job/%s)", job.Name, m.Context, namespace, job.Name))
+			failed = true
+			return wait.Stop(fmt.Errorf("the Job %s failed (kubectl --context %s -n %s logs job/%s)", job.Name, m.Context, job.Namespace, job.Name))
 		}
 		return fmt.Errorf("%d active, %d succeeded", job.Status.Active, job.Status.Succeeded)
 	})
 	if err != nil {
-		return nil, err
+		if failed {
+			log, _ := jobLog(ctx, m, job)
+			return log, err
+		}
+		return "", err
 	}
-	log, err := jobLog(ctx, m, job)
-	if err != nil {
-		return nil, err
-	}
-	return ParseCalls(log, n)
+	return jobLog(ctx, m, job)
 }
 
 func jobLog(ctx context.Context, m Member, job *batchv1.Job) (string, error) {

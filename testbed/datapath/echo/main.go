@@ -30,7 +30,7 @@ func main() {
 	}
 }
 
-const usage = "usage: polykube-echo serve [--listen :8080] | call --url URL [--count N] [--timeout 2s]"
+const usage = "usage: polykube-echo serve [--listen :8080] | call --url URL [--count N] [--timeout 2s] | reach --url URL [--timeout 5s]"
 
 func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -70,6 +70,17 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 			return errors.New("call needs --url and a --count of at least 1")
 		}
 		return call(ctx, out, *url, *count, *timeout)
+	case "reach":
+		fs := flag.NewFlagSet("reach", flag.ContinueOnError)
+		url := fs.String("url", "", "URL to fetch")
+		timeout := fs.Duration("timeout", 5*time.Second, "timeout of the request")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *url == "" {
+			return errors.New("reach needs --url")
+		}
+		return reach(ctx, out, *url, *timeout)
 	default:
 		return fmt.Errorf("unknown command %q; %s", args[0], usage)
 	}
@@ -143,4 +154,25 @@ func get(ctx context.Context, hc *http.Client, url string) (Answer, error) {
 		return a, fmt.Errorf("%s answered without a cluster name", url)
 	}
 	return a, nil
+}
+
+// reach fetches url once and fails unless it answers 200 OK: the test bed's check that a pod
+// reaches the Git server Flux pulls from (its smart-HTTP info/refs answers 200).
+func reach(ctx context.Context, out io.Writer, url string, timeout time.Duration) error {
+	hc := &http.Client{Timeout: timeout}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	_, err = fmt.Fprintf(out, "%s answered %s\n", url, resp.Status)
+	return err
 }

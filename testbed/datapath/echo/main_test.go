@@ -82,3 +82,26 @@ func TestRun_Usage(t *testing.T) {
 	getenv := func(string) string { return "" }
 	g.Expect(run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, getenv)).To(MatchError(ContainSubstring("CLUSTER_NAME")))
 }
+
+func TestReach(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("service") != "git-upload-pack" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer ok.Close()
+	var out bytes.Buffer
+	g.Expect(run(ctx, []string{"reach", "--url", ok.URL + "/polykube/gitops.git/info/refs?service=git-upload-pack"}, &out, nil)).To(Succeed())
+	g.Expect(out.String()).To(ContainSubstring("200 OK"))
+	g.Expect(run(ctx, []string{"reach", "--url", ok.URL + "/nope"}, &out, nil)).To(MatchError(ContainSubstring("404")))
+
+	// Nothing listening: the error is the dial's, which the test bed shows the user.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	g.Expect(l.Close()).To(Succeed())
+	g.Expect(run(ctx, []string{"reach", "--url", "http://" + addr + "/", "--timeout", "2s"}, &out, nil)).To(MatchError(ContainSubstring("connection refused")))
+	g.Expect(run(ctx, []string{"reach"}, &out, nil)).To(MatchError(ContainSubstring("needs --url")))
+}

@@ -354,6 +354,8 @@ func (b *Bed) actions(ctx context.Context) []action {
 		{what: "Checking pod-to-Service traffic in every cluster", fn: func() error { return datapath.CheckServices(ctx, e) }},
 		{what: "Waiting for Cilium ClusterMesh", fn: func() error { return datapath.MeshStatus(ctx, e) }, skip: len(e.Members) < 2},
 		{what: "Starting the Git server", fn: func() error { return b.upGit(ctx) }, skip: !has(topology.AddonGit)},
+		{what: "Checking that a pod reaches the Git server", fn: func() error { return datapath.CheckGitReachable(ctx, e, b.GitURL()) },
+			skip: !has(topology.AddonGit) || !has(topology.AddonFlux)},
 		{what: "Installing Flux", fn: func() error { return b.upFlux(ctx) }, skip: !has(topology.AddonFlux)},
 		{what: "Waiting for the operators", fn: func() error { return b.waitOperators(ctx) }, skip: !has(topology.AddonOperator)},
 		{what: "Checking that nothing was pulled", fn: func() error { return b.checkNothingPulled(ctx) }, skip: !local},
