@@ -12,6 +12,10 @@ import (
 
 type answersKey struct{}
 
+// probePort is the port of the global Services the routing steps commit (ServiceEndpoint
+// ports: http 80 → 8080).
+const probePort = 80
+
 func routingSteps(r *registry) {
 	r.step(`^the clusters are connected by Cilium ClusterMesh$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error {
@@ -61,7 +65,7 @@ func routingSteps(r *registry) {
 		if err != nil {
 			return ctx, err
 		}
-		answers, err := dp.Call(ctx, cluster, s.Namespace, service, n)
+		answers, err := s.CallSynced(ctx, dp, cluster, service, probePort, n)
 		if err != nil {
 			return ctx, fmt.Errorf("call %s from cluster %q: %w", service, cluster, err)
 		}

@@ -2,9 +2,14 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Datapath is what a federation with the datapath capability offers on top of Federation:
@@ -18,6 +23,9 @@ type Datapath interface {
 	// Call makes n requests from a client pod in cluster to namespace/service and returns the
 	// answers in order: the answering cluster's name, or "" for a request that failed.
 	Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error)
+	// Backends is the number of active backends every Cilium agent of cluster holds for the
+	// ClusterIP of namespace/service on port (the least over the agents).
+	Backends(ctx context.Context, cluster, namespace, service string, port int32) (int, error)
 }
 
 // Datapath returns the federation's datapath, or an error saying the provider has none.
@@ -34,4 +42,108 @@ func (sc *Scenario) Datapath() (Datapath, error) {
 		return nil, fmt.Errorf("the federation (provider %s) has no datapath: run @datapath scenarios with PROVIDER=kind", sc.Fed.Provider())
 	}
 	return d, nil
+}
+
+// The Cilium annotations the ServiceEndpoint reconciler sets (operator/reconcilers/serviceendpoint).
+const (
+	ciliumGlobal = "service.cilium.io/global"
+	ciliumShared = "service.cilium.io/shared"
+)
+
+// CallSynced calls the Service n times from a client in cluster, once the cluster's Cilium
+// balances over exactly the backends the mesh should give it: its own ready endpoints and,
+// for a global Service, those of every peer whose Service is global and shared. A probe that
+// judged earlier could race ClusterMesh's synchronisation (a peer's backends not there yet,
+// or a stopped peer's still there). The wait is bounded by the converge wait.
+func (sc *Scenario) CallSynced(ctx context.Context, dp Datapath, cluster, service string, port int32, n int) ([]string, error) {
+	what := fmt.Sprintf("Cilium in %q to balance %s over the backends the mesh gives it", cluster, service)
+	err := Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+		want, why, err := sc.expectedBackends(ctx, cluster, service)
+		if err != nil {
+			return err
+		}
+		got, err := dp.Backends(ctx, cluster, sc.Namespace, service, port)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("it holds %d active backends, the mesh should give it %d (%s)", got, want, why)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dp.Call(ctx, cluster, sc.Namespace, service, n)
+}
+
+// expectedBackends counts the ready endpoints of service in cluster and, when its Service is
+// global, in every peer whose Service is global and not unshared. A peer that cannot be read
+// (stopped) contributes none: the mesh must have dropped its backends.
+func (sc *Scenario) expectedBackends(ctx context.Context, cluster, service string) (int, string, error) {
+	local, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return 0, "", err
+	}
+	svc := &corev1.Service{}
+	if err := local.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: service}, svc); err != nil {
+		return 0, "", fmt.Errorf("read Service %s in %q: %w", service, cluster, err)
+	}
+	global := svc.Annotations[ciliumGlobal] == "true"
+	total := 0
+	var parts []string
+	for _, c := range sc.Fed.Clusters() {
+		if c != cluster && !global {
+			continue
+		}
+		n, shared, err := sc.readyEndpoints(ctx, c, service)
+		switch {
+		case err != nil && c == cluster:
+			return 0, "", err
+		case err != nil:
+			parts = append(parts, c+" unreachable: 0")
+			continue
+		case c != cluster && !shared:
+			parts = append(parts, c+" not shared: 0")
+			continue
+		}
+		total += n
+		parts = append(parts, fmt.Sprintf("%s %d", c, n))
+	}
+	return total, strings.Join(parts, ", "), nil
+}
+
+// readyEndpoints counts the ready endpoints of the cluster's own EndpointSlices of service (not
+// those mirrored from peers) and says whether its Service is global and shared.
+func (sc *Scenario) readyEndpoints(ctx context.Context, cluster, service string) (int, bool, error) {
+	c, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return 0, false, err
+	}
+	svc := &corev1.Service{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: service}, svc); err != nil {
+		return 0, false, err
+	}
+	shared := svc.Annotations[ciliumGlobal] == "true" && svc.Annotations[ciliumShared] != "false"
+	var slices discoveryv1.EndpointSliceList
+	if err := c.List(ctx, &slices, client.InNamespace(sc.Namespace), client.MatchingLabels{
+		discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
+	}); err != nil {
+		return 0, false, err
+	}
+	seen := map[string]bool{}
+	for _, s := range slices.Items {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				seen[a] = true
+			}
+		}
+	}
+	if len(slices.Items) == 0 && svc.Spec.Selector == nil {
+		return 0, shared, errors.New("the Service has no selector and no EndpointSlices")
+	}
+	return len(seen), shared, nil
 }

@@ -152,6 +152,11 @@ func (b *Bed) MeshReady(ctx context.Context) error { return datapath.MeshStatus(
 // EchoTemplate is the tier's echo server, from the image the tier built and loaded.
 func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(datapath.Image) }
 
+// Backends is how many active backends the cluster's Cilium agents hold for the Service.
+func (b *Bed) Backends(ctx context.Context, cluster, namespace, service string, port int32) (int, error) {
+	return datapath.ServiceBackends(ctx, b.env, cluster, namespace, service, port)
+}
+
 // Call runs the tier's probe in the cluster and returns who answered each call.
 func (b *Bed) Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error) {
 	return datapath.Call(ctx, b.env, cluster, namespace, service, n)
