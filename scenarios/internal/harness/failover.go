@@ -43,6 +43,14 @@ func (sc *Scenario) mark(name string) time.Time {
 	return now
 }
 
+// markAt records that something happened at t.
+func (sc *Scenario) markAt(name string, t time.Time) {
+	if sc.marks == nil {
+		sc.marks = map[string]time.Time{}
+	}
+	sc.marks[name] = t
+}
+
 // marked is the time of a mark, or an error naming the step that makes it.
 func (sc *Scenario) marked(name, step string) (time.Time, error) {
 	t, ok := sc.marks[name]
@@ -172,55 +180,80 @@ func (sc *Scenario) readyReplicas(ctx context.Context, cluster, workload string)
 }
 
 // AwaitMeshView waits until every cluster sees, through the mesh, each other cluster's ready
-// replicas of the Workload, and marks when (for the figures and the return check).
+// replicas of the Workload, and marks when (for the figures and the return check): once for
+// all, and once per cluster, when that cluster's own view first matched (its operator acts on
+// its own view, which may be complete well before another cluster's, a restarted one's above
+// all).
 func (sc *Scenario) AwaitMeshView(ctx context.Context, workload string) error {
 	what := fmt.Sprintf("every cluster to see, in the EndpointSlices mirrored for the Service %q, the ready replicas of every other cluster", workload)
+	first := map[string]time.Time{}
 	err := Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+		now := time.Now()
 		ready := map[string]int32{}
+		var unsettled []error
 		for _, cl := range sc.Fed.Clusters() {
 			n, settled, err := sc.readyReplicas(ctx, cl, workload)
-			if err != nil {
-				return fmt.Errorf("cluster %q: %w", cl, err)
+			switch {
+			case err != nil:
+				unsettled = append(unsettled, fmt.Errorf("cluster %q: %w", cl, err))
+			case !settled:
+				unsettled = append(unsettled, fmt.Errorf("cluster %q: the Deployment of %q has not settled (%d ready)", cl, workload, n))
+			default:
+				ready[cl] = n
 			}
-			if !settled {
-				return fmt.Errorf("cluster %q: the Deployment of %q has not settled (%d ready)", cl, workload, n)
-			}
-			ready[cl] = n
 		}
-		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+		err := sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
 			view, err := sc.meshView(ctx, c, cl, workload)
 			if err != nil {
 				return err
 			}
 			want := map[string]int32{}
 			for _, peer := range sc.OtherClusters(cl) {
-				want[peer] = ready[peer]
+				n, ok := ready[peer]
+				if !ok {
+					return fmt.Errorf("waits for %q's Deployment to settle", peer)
+				}
+				want[peer] = n
 			}
 			if !maps.Equal(map[string]int32(view), want) {
 				return fmt.Errorf("sees %s through the mesh, the peers run %s ready", formatShares(view), formatShares(want))
 			}
+			if _, ok := first[cl]; !ok {
+				first[cl] = now
+			}
 			return nil
 		})
+		return errors.Join(append(unsettled, err)...)
 	})
 	if err != nil {
 		return err
 	}
 	sc.mark("mesh-sees-all")
+	for cl, t := range first {
+		sc.markAt("mesh-sees-all@"+cl, t)
+	}
 	return nil
 }
 
-// AwaitMeshLost waits until no other cluster sees any endpoint of cluster's for the Workload's
-// Service through the mesh: the mirror (or Cilium) revoked them after its cache TTL.
+// AwaitMeshLost waits until no other cluster sees a ready endpoint of cluster's for the
+// Workload's Service through the mesh: the mirror (or Cilium) revoked them after its cache
+// TTL, deleting the mirrored slices or emptying them. It marks when for all, and per cluster
+// when that cluster's own view first lost them (what its operator's detectAfter counts from).
 func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string) error {
-	what := fmt.Sprintf("the clusters other than %q to hold no EndpointSlice of %q mirrored from it (the mesh's cache TTL to pass)", cluster, workload)
+	what := fmt.Sprintf("the clusters other than %q to see no ready endpoint of %q mirrored from it (the mesh's cache TTL to pass)", cluster, workload)
+	first := map[string]time.Time{}
 	err := Await(ctx, sc.Config.Wait(WaitFault), what, func(ctx context.Context) error {
+		now := time.Now()
 		return sc.forEachCluster(ctx, sc.OtherClusters(cluster), func(ctx context.Context, cl string, c client.Client) error {
 			view, err := sc.meshView(ctx, c, cl, workload)
 			if err != nil {
 				return err
 			}
-			if n, ok := view[cluster]; ok {
+			if n := view[cluster]; n > 0 {
 				return fmt.Errorf("still sees %d ready endpoints of %q", n, cluster)
+			}
+			if _, ok := first[cl]; !ok {
+				first[cl] = now
 			}
 			return nil
 		})
@@ -229,7 +262,18 @@ func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string)
 		return err
 	}
 	sc.mark("mesh-lost:" + cluster)
+	for cl, t := range first {
+		sc.markAt("mesh-lost:"+cluster+"@"+cl, t)
+	}
 	return nil
+}
+
+// markedBy is the per-cluster mark name@cluster when the scenario has it, else the mark name.
+func (sc *Scenario) markedBy(name, cluster string) time.Time {
+	if t, ok := sc.marks[name+"@"+cluster]; ok {
+		return t
+	}
+	return sc.marks[name]
 }
 
 // AwaitPending waits until every cluster but peer reports in status.failover that it sees
@@ -332,19 +376,19 @@ func (sc *Scenario) AwaitAbsorbed(ctx context.Context, peer, workload string, wa
 	if err != nil {
 		return err
 	}
-	lost, err := sc.marked("mesh-lost:"+peer, fmt.Sprintf("the other clusters no longer see %q's endpoints of %q through the mesh", peer, workload))
-	if err != nil {
+	// The mark must exist; the guard reads each cluster's own.
+	if _, err := sc.marked("mesh-lost:"+peer, fmt.Sprintf("the other clusters no longer see %q's endpoints of %q through the mesh", peer, workload)); err != nil {
 		return err
 	}
 	before, err := sc.lastObserved(workload)
 	if err != nil {
 		return err
 	}
-	earliest := lost.Add(timing.DetectAfter - stepSlack)
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.DetectAfter, func(cl string, replicas int32, now time.Time) error {
-		if replicas > before[cl] && now.Before(earliest) {
-			return fmt.Errorf("cluster %q raised %q from %d to %d only %s after the mesh lost %q; detectAfter is %s",
-				cl, workload, before[cl], replicas, now.Sub(lost).Round(100*time.Millisecond), peer, timing.DetectAfter)
+		lostHere := sc.markedBy("mesh-lost:"+peer, cl)
+		if replicas > before[cl] && now.Before(lostHere.Add(timing.DetectAfter-stepSlack)) {
+			return fmt.Errorf("cluster %q raised %q from %d to %d only %s after its mesh view lost %q; detectAfter is %s",
+				cl, workload, before[cl], replicas, now.Sub(lostHere).Round(100*time.Millisecond), peer, timing.DetectAfter)
 		}
 		return nil
 	})
@@ -364,19 +408,19 @@ func (sc *Scenario) AwaitReturned(ctx context.Context, peer, workload string, wa
 	if err != nil {
 		return err
 	}
-	back, err := sc.marked("mesh-sees-all", "every cluster sees through the mesh the ready replicas of … in every other cluster")
-	if err != nil {
+	// The mark must exist; the guard reads each cluster's own.
+	if _, err := sc.marked("mesh-sees-all", "every cluster sees through the mesh the ready replicas of … in every other cluster"); err != nil {
 		return err
 	}
 	before, err := sc.lastObserved(workload)
 	if err != nil {
 		return err
 	}
-	earliest := back.Add(timing.ReturnAfter - stepSlack)
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.ReturnAfter, func(cl string, replicas int32, now time.Time) error {
-		if b, ok := before[cl]; ok && replicas < b && now.Before(earliest) {
-			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after the mesh showed %q serving again; returnAfter is %s",
-				cl, workload, b, replicas, now.Sub(back).Round(100*time.Millisecond), peer, timing.ReturnAfter)
+		backHere := sc.markedBy("mesh-sees-all", cl)
+		if b, ok := before[cl]; ok && replicas < b && now.Before(backHere.Add(timing.ReturnAfter-stepSlack)) {
+			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after its mesh view showed %q serving again; returnAfter is %s",
+				cl, workload, b, replicas, now.Sub(backHere).Round(100*time.Millisecond), peer, timing.ReturnAfter)
 		}
 		return nil
 	})
@@ -473,14 +517,21 @@ func (sc *Scenario) CheckBlipShorter(cluster, workload string) (string, error) {
 	if !back.After(lost) {
 		return "", fmt.Errorf("the mesh showed every cluster before it lost %q: check the order of the steps", cluster)
 	}
+	// The longest any other cluster's own view was without it.
+	gone := back.Sub(lost)
+	for _, cl := range sc.OtherClusters(cluster) {
+		if d := sc.markedBy("mesh-sees-all", cl).Sub(sc.markedBy("mesh-lost:"+cluster, cl)); d > gone {
+			gone = d
+		}
+	}
 	// The harness notices each change up to a poll late, so the blip may have been that much longer.
-	blip := back.Sub(lost) + time.Second
+	blip := gone + time.Second
 	if blip >= timing.DetectAfter {
 		return "", fmt.Errorf("inconclusive: the mesh lost %q for up to %s, not less than detectAfter %s (restarting its API server took too long on this machine); raise detectAfter in the feature",
 			cluster, blip.Round(100*time.Millisecond), timing.DetectAfter)
 	}
 	return fmt.Sprintf("blip: %q was gone from the others' mesh view for %s (at most %s with the harness's polling); detectAfter %s\n",
-		cluster, back.Sub(lost).Round(100*time.Millisecond), blip.Round(100*time.Millisecond), timing.DetectAfter), nil
+		cluster, gone.Round(100*time.Millisecond), blip.Round(100*time.Millisecond), timing.DetectAfter), nil
 }
 
 // HoldReplicasFor checks that the Workload's Deployments keep the replicas last observed, and
