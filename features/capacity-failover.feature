@@ -62,15 +62,6 @@ Feature: Capacity failover
     And the report gives how long the failover of "web" away from "alpha" took
 
   Scenario: A blip shorter than detectAfter moves nothing
-    # A real cluster's restart is no blip to a 20s detectAfter: a kind node is back, and its
-    # endpoints in the others' mesh view, about a minute after Cilium dropped them.
-    Given the Workload "web" fails over after 180s and gives back after 20s, with at most 2 extra replicas per cluster
-    And I commit the Workload "web" to Git
-    And the replicas of "web" are:
-      | cluster | replicas |
-      | alpha   | 6        |
-      | beta    | 3        |
-      | gamma   | 3        |
     When the API server of cluster "gamma" is stopped
     And the clusters other than "gamma" no longer see its endpoints of "web" through the mesh
     And the clusters other than "gamma" see it missing 3 replicas of "web" and wait
