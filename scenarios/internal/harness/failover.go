@@ -187,8 +187,10 @@ func (sc *Scenario) readyReplicas(ctx context.Context, cluster, workload string)
 func (sc *Scenario) AwaitMeshView(ctx context.Context, workload string) error {
 	what := fmt.Sprintf("every cluster to see, in the EndpointSlices mirrored for the Service %q, the ready replicas of every other cluster", workload)
 	first := map[string]time.Time{}
+	polls := 0
 	err := Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		now := time.Now()
+		polls++
 		ready := map[string]int32{}
 		var unsettled []error
 		for _, cl := range sc.Fed.Clusters() {
@@ -218,7 +220,7 @@ func (sc *Scenario) AwaitMeshView(ctx context.Context, workload string) error {
 			if !maps.Equal(map[string]int32(view), want) {
 				return fmt.Errorf("sees %s through the mesh, the peers run %s ready", formatShares(view), formatShares(want))
 			}
-			if _, ok := first[cl]; !ok {
+			if _, ok := first[cl]; !ok && polls > 1 {
 				first[cl] = now
 			}
 			return nil
@@ -229,6 +231,11 @@ func (sc *Scenario) AwaitMeshView(ctx context.Context, workload string) error {
 		return err
 	}
 	sc.mark("mesh-sees-all")
+	// A cluster whose view already matched at the first look changed before the harness looked:
+	// it gets no mark of its own, and the checks fall back to when the fault ended.
+	for _, cl := range sc.Fed.Clusters() {
+		delete(sc.marks, "mesh-sees-all@"+cl)
+	}
 	for cl, t := range first {
 		sc.markAt("mesh-sees-all@"+cl, t)
 	}
@@ -242,8 +249,10 @@ func (sc *Scenario) AwaitMeshView(ctx context.Context, workload string) error {
 func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string) error {
 	what := fmt.Sprintf("the clusters other than %q to see no ready endpoint of %q mirrored from it (the mesh's cache TTL to pass)", cluster, workload)
 	first := map[string]time.Time{}
+	polls := 0
 	err := Await(ctx, sc.Config.Wait(WaitFault), what, func(ctx context.Context) error {
 		now := time.Now()
+		polls++
 		return sc.forEachCluster(ctx, sc.OtherClusters(cluster), func(ctx context.Context, cl string, c client.Client) error {
 			view, err := sc.meshView(ctx, c, cl, workload)
 			if err != nil {
@@ -252,7 +261,7 @@ func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string)
 			if n := view[cluster]; n > 0 {
 				return fmt.Errorf("still sees %d ready endpoints of %q", n, cluster)
 			}
-			if _, ok := first[cl]; !ok {
+			if _, ok := first[cl]; !ok && polls > 1 {
 				first[cl] = now
 			}
 			return nil
@@ -262,15 +271,23 @@ func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string)
 		return err
 	}
 	sc.mark("mesh-lost:" + cluster)
+	for _, cl := range sc.Fed.Clusters() {
+		delete(sc.marks, "mesh-lost:"+cluster+"@"+cl)
+	}
 	for cl, t := range first {
 		sc.markAt("mesh-lost:"+cluster+"@"+cl, t)
 	}
 	return nil
 }
 
-// markedBy is the per-cluster mark name@cluster when the scenario has it, else the mark name.
-func (sc *Scenario) markedBy(name, cluster string) time.Time {
+// markedBy is the per-cluster mark name@cluster when the scenario has it, else fallback when
+// the scenario has that mark (the fault's end: the change cannot have come before it), else the
+// mark name.
+func (sc *Scenario) markedBy(name, cluster, fallback string) time.Time {
 	if t, ok := sc.marks[name+"@"+cluster]; ok {
+		return t
+	}
+	if t, ok := sc.marks[fallback]; ok {
 		return t
 	}
 	return sc.marks[name]
@@ -385,7 +402,7 @@ func (sc *Scenario) AwaitAbsorbed(ctx context.Context, peer, workload string, wa
 		return err
 	}
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.DetectAfter, func(cl string, replicas int32, now time.Time) error {
-		lostHere := sc.markedBy("mesh-lost:"+peer, cl)
+		lostHere := sc.markedBy("mesh-lost:"+peer, cl, "api-stop:"+peer)
 		if replicas > before[cl] && now.Before(lostHere.Add(timing.DetectAfter-stepSlack)) {
 			return fmt.Errorf("cluster %q raised %q from %d to %d only %s after its mesh view lost %q; detectAfter is %s",
 				cl, workload, before[cl], replicas, now.Sub(lostHere).Round(100*time.Millisecond), peer, timing.DetectAfter)
@@ -417,9 +434,16 @@ func (sc *Scenario) AwaitReturned(ctx context.Context, peer, workload string, wa
 		return err
 	}
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.ReturnAfter, func(cl string, replicas int32, now time.Time) error {
-		backHere := sc.markedBy("mesh-sees-all", cl)
+		// The earliest an operator can have seen peer's share back is when peer's API server
+		// answered again (its endpoints are mirrored only after that). The harness's own view
+		// check can match much later than an operator's (it waits for every peer's Deployment
+		// to settle), so the bound is the earlier of the two.
+		backHere := sc.markedBy("mesh-sees-all", cl, "api-started:"+peer)
+		if t, ok := sc.marks["api-started:"+peer]; ok && t.Before(backHere) {
+			backHere = t
+		}
 		if b, ok := before[cl]; ok && replicas < b && now.Before(backHere.Add(timing.ReturnAfter-stepSlack)) {
-			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after its mesh view showed %q serving again; returnAfter is %s",
+			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after %q could serve again; returnAfter is %s",
 				cl, workload, b, replicas, now.Sub(backHere).Round(100*time.Millisecond), peer, timing.ReturnAfter)
 		}
 		return nil
@@ -520,7 +544,7 @@ func (sc *Scenario) CheckBlipShorter(cluster, workload string) (string, error) {
 	// The longest any other cluster's own view was without it.
 	gone := back.Sub(lost)
 	for _, cl := range sc.OtherClusters(cluster) {
-		if d := sc.markedBy("mesh-sees-all", cl).Sub(sc.markedBy("mesh-lost:"+cluster, cl)); d > gone {
+		if d := sc.markedBy("mesh-sees-all", cl, "mesh-sees-all").Sub(sc.markedBy("mesh-lost:"+cluster, cl, "mesh-lost:"+cluster)); d > gone {
 			gone = d
 		}
 	}
