@@ -36,6 +36,12 @@ import (
 )
 
 const (
+	// GlobalAnnotation makes a Service global in ClusterMesh, SharedAnnotation "false" keeps
+	// this cluster's endpoints out of the others (Cilium's pkg/annotation: ServicePrefix
+	// "service.cilium.io" + "/global", "/shared"). The ServiceEndpoint reconciler sets them;
+	// the test bed reads them to know what the mesh should balance over.
+	GlobalAnnotation = "service.cilium.io/global"
+	SharedAnnotation = "service.cilium.io/shared"
 	// SyncAnnotation asks Cilium to mirror a global Service's remote endpoints as
 	// EndpointSlices (Cilium's annotation.GlobalServiceSyncEndpointSlices).
 	SyncAnnotation = "service.cilium.io/global-sync-endpoint-slices"

@@ -17,8 +17,8 @@ import (
 // Cilium ClusterMesh global-service annotations (Cilium's pkg/annotation: ServicePrefix
 // "service.cilium.io" + "/global", "/shared", "/affinity").
 const (
-	GlobalAnnotation   = "service.cilium.io/global"
-	SharedAnnotation   = "service.cilium.io/shared"
+	GlobalAnnotation   = meshview.GlobalAnnotation
+	SharedAnnotation   = meshview.SharedAnnotation
 	AffinityAnnotation = "service.cilium.io/affinity"
 )
 

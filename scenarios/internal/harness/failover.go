@@ -280,17 +280,16 @@ func (sc *Scenario) AwaitMeshLost(ctx context.Context, cluster, workload string)
 	return nil
 }
 
-// markedBy is the per-cluster mark name@cluster when the scenario has it, else fallback when
-// the scenario has that mark (the fault's end: the change cannot have come before it), else the
-// mark name.
+// markedBy is the per-cluster mark name@cluster when the scenario has it (cluster empty: the
+// mark name itself), else the mark fallback.
 func (sc *Scenario) markedBy(name, cluster, fallback string) time.Time {
-	if t, ok := sc.marks[name+"@"+cluster]; ok {
+	if cluster != "" {
+		name += "@" + cluster
+	}
+	if t, ok := sc.marks[name]; ok {
 		return t
 	}
-	if t, ok := sc.marks[fallback]; ok {
-		return t
-	}
-	return sc.marks[name]
+	return sc.marks[fallback]
 }
 
 // AwaitPending waits until every cluster but peer reports in status.failover that it sees
@@ -435,13 +434,10 @@ func (sc *Scenario) AwaitReturned(ctx context.Context, peer, workload string, wa
 	}
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.ReturnAfter, func(cl string, replicas int32, now time.Time) error {
 		// The earliest an operator can have seen peer's share back is when peer's API server
-		// answered again (its endpoints are mirrored only after that). The harness's own view
+		// answered again (its endpoints are mirrored only after that); the harness's own view
 		// check can match much later than an operator's (it waits for every peer's Deployment
-		// to settle), so the bound is the earlier of the two.
-		backHere := sc.markedBy("mesh-sees-all", cl, "api-started:"+peer)
-		if t, ok := sc.marks["api-started:"+peer]; ok && t.Before(backHere) {
-			backHere = t
-		}
+		// to settle), so it bounds the give-back from the start, when the scenario has one.
+		backHere := sc.markedBy("api-started:"+peer, "", "mesh-sees-all")
 		if b, ok := before[cl]; ok && replicas < b && now.Before(backHere.Add(timing.ReturnAfter-stepSlack)) {
 			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after %q could serve again; returnAfter is %s",
 				cl, workload, b, replicas, now.Sub(backHere).Round(100*time.Millisecond), peer, timing.ReturnAfter)
