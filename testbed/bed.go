@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -42,8 +43,26 @@ type Bed interface {
 	// it. The cluster is ignored for FaultGit.
 	Stop(ctx context.Context, f Fault, cluster string) error
 	Start(ctx context.Context, f Fault, cluster string) error
+	// WaitDelivered returns once Flux in the clusters (every cluster when none is named)
+	// applied the revision.
+	WaitDelivered(ctx context.Context, revision string, clusters ...string) error
 	// Diagnose writes a diagnostics bundle (processes, components, objects, events) to dir.
 	Diagnose(ctx context.Context, dir string) error
+	// Status checks the health of every cluster and add-on.
+	Status(ctx context.Context) *Report
+	// Kubeconfig is where a cluster's admin kubeconfig is, and its context.
+	Kubeconfig(cluster string) (path, context string, err error)
+	// GitURL is the Git repository the clusters' Flux pulls from ("" before it serves).
+	GitURL() string
+	// Demo tells the article's story on the bed (`make demo`): it brings the federation up,
+	// shows it and tears it down at the end unless keep.
+	Demo(ctx context.Context, out io.Writer, keep bool) error
+}
+
+// OperatorKubeconfigs is the optional ability of a bed whose operators run as host processes
+// to hand out the kubeconfig file each runs with.
+type OperatorKubeconfigs interface {
+	OperatorKubeconfig(cluster string) string
 }
 
 // OperatorImpersonation is the optional ability to start a cluster's (stopped) operator once
@@ -69,6 +88,49 @@ type BedOptions struct {
 	Run, StateRoot string
 	// Log receives the status lines.
 	Log io.Writer
+
+	// What follows is honoured by the beds whose providers can; a bed refuses an option it
+	// cannot honour, saying which providers do.
+
+	// SourceDir is the Polykube checkout ("" finds it above the working directory).
+	SourceDir string
+	// SelfBinary is a lasting polykube-testbed binary that can serve the add-ons run as host
+	// processes (the Git server); "" builds one.
+	SelfBinary string
+	// Retain keeps what Up created when it fails, for debugging.
+	Retain bool
+	// BuildTools lets Up build missing toolchain binaries from Go module source (kwok).
+	BuildTools bool
+	// DryRun prints every action and external command instead of running it (kind, k0s).
+	DryRun bool
+	// Images chooses where the node images come from: upstream or local (kind, k0s).
+	Images string
+	// K0sHosts is a hosts file: k0s installed on those SSH hosts with k0sctl instead of in
+	// Docker; GitListen is this machine's host:port for the Git server, reachable from them.
+	K0sHosts, GitListen string
+}
+
+// refuseDatapathOptions is the hermetic beds' answer to options only the datapath beds honour.
+func refuseDatapathOptions(o BedOptions) error {
+	var set []string
+	for flag, on := range map[string]bool{"--dry-run": o.DryRun, "--images": o.Images != "", "--k0s-hosts": o.K0sHosts != "", "--git-listen": o.GitListen != ""} {
+		if on {
+			set = append(set, flag)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	slices.Sort(set)
+	return fmt.Errorf("%s: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s, or drop it for %s",
+		strings.Join(set, ", "), cmpOr(o.Provider, topology.ProviderKwok))
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // BedOpener opens a bed of a provider.
@@ -89,11 +151,14 @@ func RegisterBed(providerName string, open BedOpener) {
 
 func init() {
 	hermetic := func(o BedOptions) (Bed, error) {
-		tb, err := Open(Options{Topology: o.Topology, Run: o.Run, StateRoot: o.StateRoot, Log: o.Log})
+		if err := refuseDatapathOptions(o); err != nil {
+			return nil, err
+		}
+		tb, err := Open(Options{Topology: o.Topology, Run: o.Run, StateRoot: o.StateRoot, Log: o.Log, SourceDir: o.SourceDir, BuildTools: o.BuildTools})
 		if err != nil {
 			return nil, err
 		}
-		return HermeticBed{tb}, nil
+		return HermeticBed{Testbed: tb, up: UpOptions{Retain: o.Retain, SelfBinary: o.SelfBinary}}, nil
 	}
 	RegisterBed(topology.ProviderKwok, hermetic)
 	RegisterBed(topology.ProviderExisting, hermetic)
@@ -138,16 +203,30 @@ func RunDir(root, run, providerName string) string {
 }
 
 // HermeticBed is the Testbed as a Bed.
-type HermeticBed struct{ *Testbed }
+type HermeticBed struct {
+	*Testbed
+	up UpOptions
+}
 
 var (
 	_ Bed                   = HermeticBed{}
 	_ OperatorImpersonation = HermeticBed{}
 	_ MeshMirror            = HermeticBed{}
+	_ OperatorKubeconfigs   = HermeticBed{}
 )
 
-// Up brings the run up, removing what it made if it fails.
-func (b HermeticBed) Up(ctx context.Context) error { return b.Testbed.Up(ctx, UpOptions{}) }
+// Up brings the run up, removing what it made if it fails (unless the bed was opened with
+// Retain).
+func (b HermeticBed) Up(ctx context.Context) error { return b.Testbed.Up(ctx, b.up) }
+
+// Kubeconfig is the cluster's admin kubeconfig and context, as the provider wrote them.
+func (b HermeticBed) Kubeconfig(cluster string) (string, string, error) {
+	c, err := b.Cluster(cluster)
+	if err != nil {
+		return "", "", err
+	}
+	return c.Kubeconfig, c.Context, nil
+}
 
 // Capabilities are the provider's.
 func (b HermeticBed) Capabilities() []provider.Capability {

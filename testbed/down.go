@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ func (tb *Testbed) Down(ctx context.Context) error {
 
 // RunKind is a kind of run that another bed keeps in the same state root (the datapath tier's
 // kind and k0s runs): a directory holding Marker is torn down by Down, with its own provider,
-// and never opened as a kwok run. It is a seam until one bed serves every provider (issue 14).
+// and never opened as a kwok run. RecordedRuns finds its runs by the same marker.
 type RunKind struct {
 	// Marker is the name of the state file that identifies such a run's directory.
 	Marker string
@@ -196,8 +197,15 @@ func (tb *Testbed) PIDs() []int {
 	return pids
 }
 
-// Runs lists the runs under the state root ("" means DefaultStateRoot()).
-func Runs(root string) ([]string, error) {
+// RunRef names a recorded run: its name, its provider and its directory.
+type RunRef struct {
+	Name, Provider, Dir string
+}
+
+// RecordedRuns lists the runs under the state root ("" means DefaultStateRoot()) of every
+// provider: a kwok run's state.json, or a registered kind's marker (RegisterRunKind), names
+// the topology and its provider.
+func RecordedRuns(root string) ([]RunRef, error) {
 	if root == "" {
 		var err error
 		if root, err = DefaultStateRoot(); err != nil {
@@ -208,13 +216,37 @@ func Runs(root string) ([]string, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	var runs []string
+	if err != nil {
+		return nil, err
+	}
+	markers := []string{"state.json"}
+	for _, k := range runKinds {
+		markers = append(markers, k.Marker)
+	}
+	var runs []RunRef
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			if _, err := os.Stat(filepath.Join(root, e.Name(), "state.json")); err == nil {
-				runs = append(runs, e.Name())
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		for _, m := range markers {
+			data, err := os.ReadFile(filepath.Join(root, e.Name(), m))
+			if err != nil {
+				continue
 			}
+			var rec struct {
+				Topology struct{ Provider string } `json:"topology"`
+			}
+			prov := topology.ProviderKwok
+			if json.Unmarshal(data, &rec) == nil && rec.Topology.Provider != "" {
+				prov = rec.Topology.Provider
+			}
+			name := e.Name()
+			if trimmed, ok := strings.CutSuffix(name, "-"+prov); ok && RunDir(root, trimmed, prov) == filepath.Join(root, name) {
+				name = trimmed
+			}
+			runs = append(runs, RunRef{Name: name, Provider: prov, Dir: filepath.Join(root, e.Name())})
+			break
 		}
 	}
-	return runs, err
+	return runs, nil
 }

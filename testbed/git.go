@@ -8,10 +8,18 @@ import (
 	"github.com/polykube/polykube/testbed/gitrepo"
 )
 
-// CommitDir commits the YAML files of a local directory to workloads/<name>/ of the served
-// repository (name defaults to the directory's base name), replacing what was there, and
-// asks Flux to fetch it now. It returns the revision.
-func (tb *Testbed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
+// Committer is what CommitDir needs of a bed.
+type Committer interface {
+	Commit(ctx context.Context, ch gitrepo.Change) (string, error)
+}
+
+// CommitDir commits the YAML files of a local directory to workloads/<name>/ of the bed's
+// repository (name defaults to the directory's base name, the message to "workloads: update
+// <name>"), replacing what was there, and asks Flux to fetch it now. It returns the revision.
+func CommitDir(ctx context.Context, b Committer, dir, name, message string) (string, error) {
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved // WalkDir does not descend into a symlinked root
+	}
 	if name == "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -26,7 +34,12 @@ func (tb *Testbed) CommitDir(ctx context.Context, dir, name, message string) (st
 	if message == "" {
 		message = "workloads: update " + name
 	}
-	return tb.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + name}, Message: message})
+	return b.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + name}, Message: message})
+}
+
+// CommitDir is CommitDir on this run.
+func (tb *Testbed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
+	return CommitDir(ctx, tb, dir, name, message)
 }
 
 // Commit commits a change to the served repository and asks Flux to fetch it now.

@@ -44,10 +44,13 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 		return out.String()
 	}
 	faults := f.Faults()
-	g.Expect(plan("stop", func() error { return faults.Stop(ctx, testbed.FaultAPIServer, "beta") })).To(Equal("  $ docker stop beta-control-plane\n"))
+	g.Expect(plan("stop", func() error { return faults.Stop(ctx, testbed.FaultAPIServer, "beta") })).To(Equal(
+		" • stop apiserver beta\n  $ docker stop beta-control-plane\n ✓ stop apiserver beta\n"))
 	g.Expect(plan("start", func() error { return faults.Start(ctx, testbed.FaultAPIServer, "beta") })).To(Equal(
-		"  $ docker start beta-control-plane\n" +
-			"  # wait until Deployment polykube-system/polykube-operator is available in kind-beta\n"))
+		" • start apiserver beta\n" +
+			"  $ docker start beta-control-plane\n" +
+			"  # wait until Deployment polykube-system/polykube-operator is available in kind-beta\n" +
+			" ✓ start apiserver beta\n"))
 	g.Expect(plan("kill", func() error { return faults.Stop(ctx, testbed.FaultOperator, "gamma") })).To(
 		ContainSubstring("in kind-gamma: annotate Deployment polykube-system/polykube-operator kustomize.toolkit.fluxcd.io/reconcile=disabled, scale it to 0"))
 	g.Expect(plan("restart", func() error { return faults.Start(ctx, testbed.FaultOperator, "gamma") })).To(

@@ -1,207 +1,55 @@
 package main
 
 import (
-	"context"
-	"embed"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/polykube/polykube/internal/status"
 	"github.com/polykube/polykube/testbed"
-	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
-)
-
-// demoFS holds the demo's manifests; examples/local-multicluster/billing-api{,-scaled} are
-// the same files (a test keeps them equal).
-//
-//go:embed demo
-var demoFS embed.FS
-
-const (
-	demoNamespace = "production"
-	demoWorkload  = "billing-api"
-	demoAWS       = "aws-eu-central-1"
-	demoGCP       = "gcp-europe-west3"
-	demoOnprem    = "onprem-fra"
 )
 
 func newDemoCmd() *cobra.Command {
 	var (
-		rf       runFlags
-		keep     bool
-		prov     string
-		retain   bool
-		building bool
+		rf           runFlags
+		keep, retain bool
+		building     bool
+		images       string
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Tell the Polykube story on a hermetic three-cluster federation (make demo)",
-		Long: `Bring up the article's three clusters, commit the billing-api Workload to Git, show
-each operator running its own slice, stop GCP's API server, scale through Git while GCP is
-down, bring GCP back and watch it catch up. Tears down at the end unless --keep (KEEP=1).`,
+		Short: "Tell the Polykube story on a three-cluster federation (make demo)",
+		Long: `Bring up the article's three clusters and tell the story on them; tear down at the end
+unless --keep (KEEP=1).
+
+On kwok (the default): commit the billing-api Workload to Git, show each operator running
+its own slice, stop GCP's API server, scale through Git while GCP is down, bring GCP back and
+watch it catch up. On kind and k0s (PROVIDER=kind): with real Cilium ClusterMesh, a global
+echo Service answered from every cluster, and what a stopped cluster does to the calls.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if prov == "" {
-				prov = os.Getenv("PROVIDER")
+			if rf.provider == "" {
+				rf.provider = os.Getenv("PROVIDER")
 			}
-			// kind and k0s (the datapath tier) are taken over by testbed/datapath/tier.
-			if prov != "" && prov != topology.ProviderKwok {
-				return fmt.Errorf("PROVIDER=%s: the hermetic demo runs on kwok; use PROVIDER=kwok (the default), or kind or k0s for the datapath tier", prov)
+			if images == "" {
+				images = os.Getenv("IMAGES")
 			}
 			if os.Getenv("KEEP") == "1" {
 				keep = true
 			}
-			return runDemo(cmd.Context(), cmd.OutOrStdout(), rf.options(cmd, topology.Default()), keep, retain, building)
+			opts := rf.bedOptions(cmd, topology.Default())
+			opts.Retain, opts.BuildTools, opts.Images = retain, building, images
+			b, err := testbed.OpenBed(opts)
+			if err != nil {
+				return err
+			}
+			return b.Demo(cmd.Context(), cmd.OutOrStdout(), keep)
 		},
 	}
 	rf.register(cmd)
+	rf.registerDryRun(cmd)
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the federation at the end (also KEEP=1)")
 	cmd.Flags().BoolVar(&retain, "retain", false, "keep the federation if the demo fails")
-	cmd.Flags().StringVar(&prov, "provider", "", "kwok (default; also PROVIDER); kind and k0s run the datapath tier")
-	cmd.Flags().BoolVar(&building, "build-tools", false, "build missing toolchain binaries from Go module source (minutes)")
+	cmd.Flags().BoolVar(&building, "build-tools", false, "kwok: build missing toolchain binaries from Go module source (minutes)")
+	cmd.Flags().StringVar(&images, "images", "", "kind and k0s: upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
 	return cmd
-}
-
-func runDemo(ctx context.Context, out io.Writer, opts testbed.Options, keep, retain, buildTools bool) (err error) {
-	opts.BuildTools = buildTools
-	tb, err := testbed.Open(opts)
-	if err != nil {
-		return err
-	}
-	say := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
-	start := time.Now()
-	say("▶ Three sovereign clusters — AWS Frankfurt, GCP Frankfurt and an on-prem rack — each with its own\n  API server, its own Flux and its own Polykube operator. No central control plane.")
-	if err := tb.Up(ctx, testbed.UpOptions{Retain: retain, SelfBinary: selfBinary()}); err != nil {
-		return err
-	}
-	defer func() {
-		switch {
-		case keep:
-			say("The federation stays up (KEEP=1). Look around:\n  polykube-testbed status\n  kubectl --kubeconfig \"$(polykube-testbed kubeconfig %s)\" get workloads -A\n  polykube-testbed down", demoAWS)
-		case err != nil && retain:
-			say("The demo failed; the federation stays up for debugging (--retain). `polykube-testbed logs` collects diagnostics.")
-		default:
-			fmt.Fprintln(out)
-			if derr := tb.Down(context.WithoutCancel(ctx)); derr != nil && err == nil {
-				err = derr
-			} else if derr == nil {
-				fmt.Fprintln(out, "Torn down; nothing left behind.")
-			}
-		}
-	}()
-
-	say("▶ A developer commits one manifest to Git: billing-api, 6 replicas in AWS and 4 in GCP.")
-	rev, err := commitDemo(ctx, tb, "billing-api", "workloads: billing-api, 6 in AWS and 4 in GCP")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  committed %s\n", rev)
-	if err := deliver(ctx, out, tb, rev, ""); err != nil {
-		return err
-	}
-	say("▶ Each cluster read the same Workload and ran only its own slice:")
-	printFleet(ctx, out, tb)
-
-	say("▶ GCP's API server goes dark.")
-	if err := tb.Stop(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
-		return err
-	}
-	printFleet(ctx, out, tb)
-	say("  AWS and on-prem carry on: nothing waits for GCP.")
-
-	say("▶ While GCP is down, the developer scales to 12 replicas, split 60:40 by weight.")
-	rev, err = commitDemo(ctx, tb, "scaled", "workloads: billing-api, 12 replicas by weight")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  committed %s\n", rev)
-	if err := deliver(ctx, out, tb, rev, demoGCP); err != nil {
-		return err
-	}
-	say("▶ AWS converged to its new share (7); on-prem, not a target, stays at 0; GCP is still unreachable:")
-	printFleet(ctx, out, tb)
-
-	say("▶ GCP comes back. Its Flux fetches the commit it missed; its operator catches up on its own.")
-	if err := tb.Start(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
-		return err
-	}
-	tb.Fetch(ctx)
-	if err := tb.WaitDelivered(ctx, rev, demoGCP); err != nil {
-		return err
-	}
-	if err := tb.WaitReconciled(ctx, demoNamespace, demoWorkload, demoGCP); err != nil {
-		return err
-	}
-	printFleet(ctx, out, tb)
-	say("✓ 12 replicas: 7 in AWS, 5 in GCP — one Git commit, three independent operators, no hub. (%s)", time.Since(start).Round(time.Second))
-	return nil
-}
-
-// deliver waits until Flux applied rev and the operators reconciled billing-api in every
-// cluster except skip.
-func deliver(ctx context.Context, out io.Writer, tb *testbed.Testbed, rev, skip string) error {
-	var clusters []string
-	for _, c := range tb.Topology().ClusterNames() {
-		if c != skip {
-			clusters = append(clusters, c)
-		}
-	}
-	start := time.Now()
-	if err := tb.WaitDelivered(ctx, rev, clusters...); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  Flux applied it in %v (%s)\n", clusters, time.Since(start).Round(100*time.Millisecond))
-	if err := tb.WaitReconciled(ctx, demoNamespace, demoWorkload, clusters...); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "  the operators reconciled it (%s)\n", time.Since(start).Round(100*time.Millisecond))
-	return nil
-}
-
-// commitDemo commits demo/<dir> as workloads/billing-api/.
-func commitDemo(ctx context.Context, tb *testbed.Testbed, dir, msg string) (string, error) {
-	files := map[string][]byte{}
-	err := fs.WalkDir(demoFS, path.Join("demo", dir), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := demoFS.ReadFile(p)
-		files[path.Join(gitrepo.WorkloadsDir, demoWorkload, path.Base(p))] = data
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	return tb.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + demoWorkload}, Message: msg})
-}
-
-// printFleet prints what polykube-status shows for the federation: one table merged from
-// every cluster's own status, unreachable clusters marked.
-func printFleet(ctx context.Context, out io.Writer, tb *testbed.Testbed) {
-	var targets []status.Target
-	for _, name := range tb.Topology().ClusterNames() {
-		t := status.Target{Context: name, Namespace: demoNamespace}
-		cl, err := tb.Cluster(name)
-		if err == nil {
-			t.Config, err = cl.RESTConfig()
-		}
-		if err != nil {
-			t.ConfigErr = err
-		} else {
-			t.Server = t.Config.Host
-		}
-		targets = append(targets, t)
-	}
-	q := status.Query{Namespace: demoNamespace, Timeout: 3 * time.Second}
-	report := status.Merge(status.Collect(ctx, targets, q, nil), q)
-	fmt.Fprintln(out)
-	if err := status.PrintReport(out, report, status.FormatTable, status.ViewWorkloads, status.PrintOptions{}); err != nil {
-		fmt.Fprintf(out, "  (polykube-status could not print: %v)\n", err)
-	}
 }

@@ -15,10 +15,10 @@ func newDownCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "down",
-		Short: "Tear down a run (or, with --all, every run) and check nothing is left",
+		Short: "Tear down a run (or, with --all, every run of every provider) and check nothing is left",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all {
-				runs, err := testbed.DownAll(cmd.Context(), rf.options(cmd, nil))
+				runs, err := testbed.DownAll(cmd.Context(), testbed.Options{StateRoot: rf.stateDir, Log: cmd.ErrOrStderr()})
 				for _, r := range runs {
 					fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", r)
 				}
@@ -27,26 +27,22 @@ func newDownCmd() *cobra.Command {
 				}
 				return err
 			}
-			opts, err := rf.selectRun(cmd)
+			b, err := rf.selectRun(cmd)
 			if err != nil {
 				return err
 			}
-			tb, err := testbed.Open(opts)
-			if err != nil {
-				return err
-			}
-			if !tb.Exists() {
-				fmt.Fprintf(cmd.OutOrStdout(), "no run in %s\n", tb.Dir())
+			if !b.Exists() {
+				fmt.Fprintf(cmd.OutOrStdout(), "no %s run %q in %s\n", b.Topology().Provider, rf.runName(b), rf.root())
 				return nil
 			}
-			if err := tb.Down(cmd.Context()); err != nil {
+			if err := b.Down(cmd.Context()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", tb.Dir())
+			fmt.Fprintf(cmd.OutOrStdout(), "removed run %s (%s)\n", rf.runName(b), b.Topology().Provider)
 			return nil
 		},
 	}
 	rf.register(cmd)
-	cmd.Flags().BoolVar(&all, "all", false, "remove every run under the state directory, including ones left by failed runs")
+	cmd.Flags().BoolVar(&all, "all", false, "remove every run under the state directory, of every provider, including ones left by failed runs")
 	return cmd
 }

@@ -21,41 +21,49 @@ func newFaultCmd() *cobra.Command {
 		Short: "Stop or start part of the federation; returns once the fault is in effect",
 		Long: `Stop (put a fault in effect) or start (end it) part of the federation:
 
-  apiserver CLUSTER   the cluster's control plane (state is kept)
-  operator CLUSTER    the cluster's operator process (stop kills it)
-  flux CLUSTER        the cluster's Flux controllers
+  apiserver CLUSTER   the cluster's control plane, its state kept. kwok: its API server
+                      process; kind (and k0s in Docker): docker stop of its node containers,
+                      so everything in the cluster stops; k0s hosts: sudo k0s stop over SSH.
+                      start waits for the API server (and on kind and k0s the operator)
+  operator CLUSTER    the cluster's operator. kwok: its process (stop kills it); kind and
+                      k0s: its Deployment scaled to 0 with Flux told to leave it so, its pods
+                      killed; start gives it its replicas back and hands it to Flux
+  flux CLUSTER        the cluster's Flux controllers (kwok and existing only)
   git                 the federation's Git server
 
 Each returns once the fault is in effect: for example, stop apiserver returns when the API
-server no longer answers, start apiserver when it is ready again.`,
+server no longer answers, start apiserver when it is ready again. On kind and k0s, --dry-run
+prints what would be done.`,
 		Example: `  polykube-testbed fault stop apiserver gcp-europe-west3
   polykube-testbed fault start apiserver gcp-europe-west3
-  polykube-testbed fault stop git`,
-		// The arguments are checked before RunE, so that a tier that wraps RunE (the datapath
-		// tier's --provider) gets the same checks and messages.
+  polykube-testbed fault stop git
+  polykube-testbed fault stop operator gcp-europe-west3 --provider kind`,
 		Args: faultArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action, f, cluster := args[0], testbed.Fault(args[1]), ""
 			if len(args) == 3 {
 				cluster = args[2]
 			}
-			tb, err := rf.open(cmd)
+			b, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
 			if action == "stop" {
-				err = tb.Stop(cmd.Context(), f, cluster)
+				err = b.Stop(cmd.Context(), f, cluster)
 			} else {
-				err = tb.Start(cmd.Context(), f, cluster)
+				err = b.Start(cmd.Context(), f, cluster)
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s: done\n", action, f, cluster)
+			if !rf.dryRun {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: done\n", strings.TrimSpace(fmt.Sprintf("%s %s %s", action, f, cluster)))
+			}
 			return nil
 		},
 	}
 	rf.register(cmd)
+	rf.registerDryRun(cmd)
 	return cmd
 }
 

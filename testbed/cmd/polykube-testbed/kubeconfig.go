@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/polykube/polykube/testbed"
 )
 
 func newKubeconfigCmd() *cobra.Command {
@@ -17,17 +19,20 @@ func newKubeconfigCmd() *cobra.Command {
 		Example: `  kubectl --kubeconfig "$(polykube-testbed kubeconfig aws-eu-central-1)" get nodes`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tb, err := rf.open(cmd)
+			b, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
-			cl, err := tb.Cluster(args[0])
+			path, _, err := b.Kubeconfig(args[0])
 			if err != nil {
 				return err
 			}
-			path := cl.Kubeconfig
 			if operator {
-				if path = tb.OperatorKubeconfig(args[0]); path == "" {
+				ok, isProcess := b.(testbed.OperatorKubeconfigs)
+				if !isProcess {
+					return fmt.Errorf("on %s the operator runs in its cluster as its ServiceAccount and has no kubeconfig file: use the admin kubeconfig, or `kubectl create token` for the ServiceAccount", b.Topology().Provider)
+				}
+				if path = ok.OperatorKubeconfig(args[0]); path == "" {
 					return fmt.Errorf("cluster %s has no operator: the run has no operator add-on or it is not up", args[0])
 				}
 			}

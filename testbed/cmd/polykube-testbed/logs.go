@@ -16,14 +16,14 @@ func newLogsCmd() *cobra.Command {
 		Use:   "logs",
 		Short: "Collect a diagnostics bundle: every log, events, Flux and Polykube objects of every cluster",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tb, err := rf.open(cmd)
+			b, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
 			if dest == "" {
 				dest = fmt.Sprintf("polykube-testbed-logs-%s", time.Now().Format("20060102-150405"))
 			}
-			err = tb.CollectLogs(cmd.Context(), dest)
+			err = b.Diagnose(cmd.Context(), dest)
 			fmt.Fprintf(cmd.OutOrStdout(), "diagnostics in %s\n", dest)
 			return err
 		},

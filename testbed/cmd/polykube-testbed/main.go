@@ -11,7 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/polykube/polykube/testbed/datapath/tier"
+	// The kind and k0s beds register themselves with testbed.OpenBed.
+	_ "github.com/polykube/polykube/testbed/datapath/tier"
 )
 
 func main() {
@@ -37,6 +38,5 @@ func newRootCmd() *cobra.Command {
 		newImagesCmd(),
 	)
 	root.AddCommand(testbedCommands()...)
-	tier.Extend(root) // the datapath tier: up/down/demo/logs/fault/git commit --provider kind|k0s, --dry-run
 	return root
 }

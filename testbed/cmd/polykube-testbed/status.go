@@ -22,11 +22,11 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show the health of every cluster and add-on of a run (exit 1 when something is unhealthy)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tb, err := rf.open(cmd)
+			b, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
-			r := tb.Status(cmd.Context())
+			r := b.Status(cmd.Context())
 			switch output {
 			case "json":
 				enc := json.NewEncoder(cmd.OutOrStdout())

@@ -2,8 +2,11 @@ package tier
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -34,8 +38,13 @@ func init() {
 
 // openBed opens the datapath run of o. Without a topology it opens the run's recorded one,
 // or, when nothing is recorded, the default topology (Exists is then false), as the kwok bed
-// does.
+// does. A dry run plans against the run's recorded state when there is one, else against
+// the default topology with placeholders for what only a real run knows.
 func openBed(o testbed.BedOptions) (testbed.Bed, error) {
+	if o.BuildTools {
+		// Nothing to refuse: the datapath tier builds what it needs (images, Cilium) anyway.
+		o.BuildTools = false
+	}
 	root := o.StateRoot
 	if root == "" {
 		var err error
@@ -52,40 +61,93 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 		}
 	}
 	dir := testbed.RunDir(root, run, o.Provider)
-	if top == nil {
-		if _, err := os.Stat(statePath(dir)); err != nil {
-			top = topology.Default()
+	rec, err := recordedState(dir)
+	if err != nil {
+		return nil, err
+	}
+	k0sHosts := o.K0sHosts
+	if top == nil && (rec == nil || o.DryRun) {
+		top = topology.Default()
+		if rec != nil {
+			top, k0sHosts = rec.Topology, rec.K0sHosts
 		}
 	}
-	return Open(Options{Topology: top, Provider: o.Provider, Dir: dir, Out: o.Log})
+	b, err := Open(Options{
+		Topology: top, Provider: o.Provider, Dir: dir, Out: o.Log, SourceDir: o.SourceDir,
+		DryRun: o.DryRun, K0sHosts: k0sHosts, GitListen: o.GitListen, SelfBinary: o.SelfBinary,
+		Retain: o.Retain, Images: o.Images,
+	})
+	if err != nil || !o.DryRun || o.Topology != nil {
+		return b, err
+	}
+	// A dry run of a command on a run (fault, git commit) reads what the run recorded.
+	if rec != nil {
+		b.state.GitAddr, b.state.Seeded, b.state.Operator, b.state.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
+		return b, nil
+	}
+	// No run: the Git server's address is not known; the operator is the one Up would seed.
+	b.state.GitAddr = "<git-server>"
+	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), datapath.Image)
+	if err != nil {
+		return nil, err
+	}
+	b.state.Operator, b.state.ServiceAccount = seed.Deployment, seed.ServiceAccount
+	return b, nil
+}
+
+// recordedState reads the state a datapath run recorded in dir; nil when there is none.
+func recordedState(dir string) (*State, error) {
+	data, err := os.ReadFile(statePath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("read %s: %w", statePath(dir), err)
+	}
+	return &st, nil
 }
 
 // Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
 // the cluster stops with it), operator scales its Deployment to zero with Flux told to leave
 // it so, git stops the tier's Git server. Flux cannot be stopped on this tier.
+// Each is announced on a status line.
 func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
+	var fn func() error
 	switch f {
 	case testbed.FaultAPIServer:
-		return b.StopAPIServer(ctx, cluster)
+		fn = func() error { return b.StopAPIServer(ctx, cluster) }
 	case testbed.FaultOperator:
-		return b.StopOperator(ctx, cluster)
+		fn = func() error { return b.StopOperator(ctx, cluster) }
 	case testbed.FaultGit:
-		return b.StopGit(ctx)
+		fn = func() error { return b.StopGit(ctx) }
+	default:
+		return unsupportedFault(f, b.state.Topology.Provider)
 	}
-	return unsupportedFault(f, b.state.Topology.Provider)
+	return b.env.Step(faultStep("stop", f, cluster), fn)
 }
 
 // Start ends a fault (see Stop).
 func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error {
+	var fn func() error
 	switch f {
 	case testbed.FaultAPIServer:
-		return b.StartAPIServer(ctx, cluster)
+		fn = func() error { return b.StartAPIServer(ctx, cluster) }
 	case testbed.FaultOperator:
-		return b.StartOperator(ctx, cluster)
+		fn = func() error { return b.StartOperator(ctx, cluster) }
 	case testbed.FaultGit:
-		return b.StartGit(ctx)
+		fn = func() error { return b.StartGit(ctx) }
+	default:
+		return unsupportedFault(f, b.state.Topology.Provider)
 	}
-	return unsupportedFault(f, b.state.Topology.Provider)
+	return b.env.Step(faultStep("start", f, cluster), fn)
+}
+
+func faultStep(action string, f testbed.Fault, cluster string) string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", action, f, cluster))
 }
 
 func unsupportedFault(f testbed.Fault, prov string) error {

@@ -9,8 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
-	"github.com/polykube/polykube/testbed/gitrepo"
 )
 
 // DemoCalls is how many calls each routing probe of the demo makes.
@@ -45,7 +45,7 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	}()
 
 	say("▶ A developer commits the echo Workload (2 replicas in every cluster) and its global\n  ServiceEndpoint to Git. Every echo replica answers with the name of its cluster.")
-	rev, err := b.CommitDir(ctx, filepath.Join(b.opts.SourceDir, "examples", "echo"), datapath.EchoName, "workloads: echo and its global ServiceEndpoint")
+	rev, err := testbed.CommitDir(ctx, b, filepath.Join(b.opts.SourceDir, "examples", "echo"), datapath.EchoName, "workloads: echo and its global ServiceEndpoint")
 	if err != nil {
 		return err
 	}
@@ -130,22 +130,6 @@ func CheckAfter(t *datapath.Tally, clusters []string, stopped string) error {
 		return fmt.Errorf("routing: %d calls were answered by %s, whose nodes are stopped", t.Of(stopped), stopped)
 	}
 	return nil
-}
-
-// CommitDir commits the YAML files of a local directory under workloads/<name>/ and returns
-// the revision.
-func (b *Bed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
-	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = resolved // WalkDir does not descend into a symlinked root
-	}
-	files, err := gitrepo.WorkloadFiles(dir, name)
-	if err != nil {
-		return "", err
-	}
-	if !b.env.Runner.Note("commit to %s: %s (%s)", b.GitURL(), message, joinKeys(files)) {
-		return "", nil
-	}
-	return gitrepo.Commit(ctx, b.GitURL(), gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + name}, Message: message})
 }
 
 func joinKeys(m map[string][]byte) string {

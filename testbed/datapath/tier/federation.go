@@ -94,7 +94,7 @@ func (b *Bed) reconnectMesh(ctx context.Context, cluster string) error {
 // (Fetch) and returns the revision. A cluster that cannot be asked is skipped: its Flux
 // fetches at its interval.
 func (b *Bed) Commit(ctx context.Context, ch gitrepo.Change) (string, error) {
-	if !b.env.Runner.Note("commit to %s: %s", b.GitURL(), ch.Message) {
+	if !b.env.Runner.Note("commit to %s: %s (%s)", b.GitURL(), ch.Message, joinKeys(ch.Put)) {
 		_ = b.Fetch(ctx)
 		return "", nil
 	}

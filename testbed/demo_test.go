@@ -1,7 +1,6 @@
-package main
+package testbed
 
 import (
-	"bytes"
 	"os"
 	"path"
 	"testing"
@@ -21,7 +20,7 @@ func TestDemoManifests_MatchTheExamples(t *testing.T) {
 		g.Expect(entries).To(gomega.HaveLen(3))
 		for _, e := range entries {
 			embedded, _ := demoFS.ReadFile(path.Join("demo", demo, e.Name()))
-			onDisk, err := os.ReadFile(path.Join("../../../examples/local-multicluster", example, e.Name()))
+			onDisk, err := os.ReadFile(path.Join("../examples/local-multicluster", example, e.Name()))
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			g.Expect(string(onDisk)).To(gomega.Equal(string(embedded)), "examples/local-multicluster/%s/%s", example, e.Name())
 		}
@@ -53,43 +52,6 @@ func TestDemoManifests_TellTheStory(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(share(alloc, demoAWS)).To(gomega.Equal(int32(7)))
 	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(5)))
-}
-
-func TestDemo_RefusesAnUnknownProvider(t *testing.T) {
-	g := gomega.NewWithT(t)
-	t.Setenv("PROVIDER", "minikube")
-	cmd := newRootCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"demo", "--state-dir", t.TempDir()})
-	err := cmd.Execute()
-	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("PROVIDER=minikube: the hermetic demo runs on kwok")))
-}
-
-func TestFault_ValidatesItsArguments(t *testing.T) {
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"fault", "stop", "network", "a"}, `unknown fault "network"`},
-		{[]string{"fault", "stop", "git", "a"}, "takes no cluster"},
-		{[]string{"fault", "stop", "apiserver"}, "needs a CLUSTER"},
-		{[]string{"fault", "stop"}, "accepts between 2 and 3 arg(s), received 1: use fault stop|start FAULT [CLUSTER]"},
-		{[]string{"fault", "pause", "operator", "a"}, `unknown action "pause": use stop or start`},
-		{[]string{"fault", "stop", "operator", "a"}, "no test bed is up"},
-		// The datapath tier gets the same checks, and refuses the flux fault.
-		{[]string{"fault", "stop", "git", "a", "--provider", "kind", "--dry-run"}, "takes no cluster"},
-		{[]string{"fault", "start", "apiserver", "--provider", "k0s"}, "needs a CLUSTER"},
-		{[]string{"fault", "stop", "flux", "a", "--provider", "kind"}, "the flux fault is not supported on the datapath tier (--provider kind): use apiserver, operator or git"},
-	} {
-		g := gomega.NewWithT(t)
-		cmd := newRootCmd()
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		cmd.SetArgs(append(tt.args, "--state-dir", t.TempDir()))
-		g.Expect(cmd.Execute()).To(gomega.MatchError(gomega.ContainSubstring(tt.want)), "%v", tt.args)
-	}
 }
 
 func share(a placement.Allocation, cluster string) int32 {
