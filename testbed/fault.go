@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -59,7 +60,7 @@ func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
 			return nil
 		})
 	}
-	return unknownFault(f)
+	return UnknownFault(f)
 }
 
 // Start ends the fault for the cluster (the component starts again).
@@ -89,11 +90,16 @@ func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
 		}
 		return tb.startProc(ctx, spec)
 	}
-	return unknownFault(f)
+	return UnknownFault(f)
 }
 
-func unknownFault(f Fault) error {
-	return fmt.Errorf("unknown fault %q: use one of %v", f, Faults)
+// UnknownFault is the error for a fault the test bed does not know, naming those it does.
+func UnknownFault(f Fault) error {
+	names := make([]string, len(Faults))
+	for i, f := range Faults {
+		names[i] = string(f)
+	}
+	return fmt.Errorf("unknown fault %q: use one of %s", f, strings.Join(names, ", "))
 }
 
 // apiReachable reports whether a cluster's API server answers /readyz, in a few seconds.

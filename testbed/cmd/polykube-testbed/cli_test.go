@@ -53,6 +53,8 @@ func TestCommands_DryRunPlans(t *testing.T) {
 		{"fault-start-apiserver-kind.golden", []string{"fault", "start", "apiserver", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
 		{"fault-stop-operator-kind.golden", []string{"fault", "stop", "operator", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
 		{"fault-start-operator-kind.golden", []string{"fault", "start", "operator", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
+		{"fault-stop-flux-kind.golden", []string{"fault", "stop", "flux", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
+		{"fault-start-flux-k0s.golden", []string{"fault", "start", "flux", "onprem-fra", "--provider", "k0s", "--dry-run"}},
 		{"fault-stop-git-k0s.golden", []string{"fault", "stop", "git", "--provider", "k0s", "--dry-run"}},
 		{"git-commit-kind.golden", []string{"git", "commit", testSource + "/examples/echo", "--name", "echo", "-m", "workloads: echo", "--wait", "--provider", "kind", "--dry-run"}},
 	} {
@@ -97,11 +99,10 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 		{[]string{"fault", "pause", "git", "--provider", "kind"}, `unknown action "pause": use stop or start`},
 		{[]string{"fault", "stop", "operator", "a"}, "no kwok run \"polykube\" is up in <state>: run `polykube-testbed up` first"},
 		{[]string{"fault", "stop", "operator", "gcp-europe-west3", "--provider", "kind"}, "no kind run \"polykube\" is up in <state>: run `polykube-testbed up --provider kind` first"},
-		// Every provider gets the same checks; kind refuses the flux fault, saying what it has.
+		// Every provider gets the same checks.
 		{[]string{"fault", "stop", "git", "a", "--provider", "kind", "--dry-run"}, "takes no cluster"},
 		{[]string{"fault", "start", "apiserver", "--provider", "k0s"}, "needs a CLUSTER"},
-		{[]string{"fault", "stop", "flux", "gcp-europe-west3", "--provider", "kind", "--dry-run"}, "the flux fault is not supported on the datapath tier (--provider kind): use apiserver, operator or git"},
-		{[]string{"fault", "start", "flux", "onprem-fra", "--provider", "k0s", "--dry-run"}, "the flux fault is not supported on the datapath tier (--provider k0s)"},
+		{[]string{"fault", "stop", "network", "a", "--provider", "kind", "--dry-run"}, `unknown fault "network": use one of apiserver, operator, flux, git`},
 		{[]string{"fault", "stop", "apiserver", "alpha", "--provider", "kind", "--dry-run"}, `no cluster "alpha" in the federation (clusters: aws-eu-central-1, gcp-europe-west3, onprem-fra)`},
 		// What only real nodes do is refused on kwok, saying which providers take it.
 		{[]string{"fault", "stop", "git", "--dry-run"}, "--dry-run: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s"},

@@ -78,11 +78,7 @@ func faultArgs(_ *cobra.Command, args []string) error {
 		return fmt.Errorf("unknown action %q: use stop or start", action)
 	}
 	if !slices.Contains(testbed.Faults, f) {
-		var names []string
-		for _, f := range testbed.Faults {
-			names = append(names, string(f))
-		}
-		return fmt.Errorf("unknown fault %q: use one of %s", f, strings.Join(names, ", "))
+		return testbed.UnknownFault(f)
 	}
 	switch {
 	case f == testbed.FaultGit && len(args) == 3:

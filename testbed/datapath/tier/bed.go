@@ -113,7 +113,7 @@ func recordedState(dir string) (*State, error) {
 
 // Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
 // the cluster stops with it), operator scales its Deployment to zero with Flux told to leave
-// it so, git stops the tier's Git server. Flux cannot be stopped on this tier.
+// it so, flux scales the cluster's Flux controllers to zero, git stops the tier's Git server.
 // Each is announced on a status line.
 func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
 	var fn func() error
@@ -122,10 +122,12 @@ func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
 		fn = func() error { return b.StopAPIServer(ctx, cluster) }
 	case testbed.FaultOperator:
 		fn = func() error { return b.StopOperator(ctx, cluster) }
+	case testbed.FaultFlux:
+		fn = func() error { return b.StopFlux(ctx, cluster) }
 	case testbed.FaultGit:
 		fn = func() error { return b.StopGit(ctx) }
 	default:
-		return unsupportedFault(f, b.state.Topology.Provider)
+		return testbed.UnknownFault(f)
 	}
 	return b.env.Step(faultStep("stop", f, cluster), fn)
 }
@@ -138,23 +140,18 @@ func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error 
 		fn = func() error { return b.StartAPIServer(ctx, cluster) }
 	case testbed.FaultOperator:
 		fn = func() error { return b.StartOperator(ctx, cluster) }
+	case testbed.FaultFlux:
+		fn = func() error { return b.StartFlux(ctx, cluster) }
 	case testbed.FaultGit:
 		fn = func() error { return b.StartGit(ctx) }
 	default:
-		return unsupportedFault(f, b.state.Topology.Provider)
+		return testbed.UnknownFault(f)
 	}
 	return b.env.Step(faultStep("start", f, cluster), fn)
 }
 
 func faultStep(action string, f testbed.Fault, cluster string) string {
 	return strings.TrimSpace(fmt.Sprintf("%s %s %s", action, f, cluster))
-}
-
-func unsupportedFault(f testbed.Fault, prov string) error {
-	if f == testbed.FaultFlux {
-		return fmt.Errorf("the flux fault is not supported on the datapath tier (--provider %s): use apiserver, operator or git, or the hermetic tier (no --provider) for flux", prov)
-	}
-	return fmt.Errorf("unknown fault %q: the datapath tier supports apiserver, operator and git", f)
 }
 
 // Capabilities are the provider's.

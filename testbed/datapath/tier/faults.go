@@ -15,6 +15,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
@@ -47,17 +48,53 @@ func (b *Bed) Operator() (deployment, serviceAccount gitrepo.OperatorObject) {
 	return b.state.Operator, b.state.ServiceAccount
 }
 
-// StopOperator kills the operator of a cluster and keeps it down: it marks the Deployment
-// for Flux to leave alone, scales it to zero, deletes its pods without a grace period (the
-// process gets no chance to finish what it was doing) and waits until they are gone.
+// StopOperator kills the operator of a cluster and keeps it down (see stopDeployment).
 func (b *Bed) StopOperator(ctx context.Context, cluster string) error {
+	op := b.state.Operator
+	return b.stopDeployment(ctx, cluster, op.Namespace, op.Name, "the operator")
+}
+
+// StartOperator undoes StopOperator (see startDeployment).
+func (b *Bed) StartOperator(ctx context.Context, cluster string) error {
+	op := b.state.Operator
+	return b.startDeployment(ctx, cluster, op.Namespace, op.Name, "the operator")
+}
+
+// The Flux controllers `flux install` runs in every cluster; the flux fault stops both.
+var fluxControllers = []string{"source-controller", "kustomize-controller"}
+
+// StopFlux stops a cluster's Flux controllers (see stopDeployment) and keeps them down, as
+// the hermetic tier stops their processes: nothing is fetched or applied in that cluster
+// until StartFlux.
+func (b *Bed) StopFlux(ctx context.Context, cluster string) error {
+	var errs []error
+	for _, name := range fluxControllers {
+		errs = append(errs, b.stopDeployment(ctx, cluster, testbed.FluxNamespace, name, "Flux's "+name))
+	}
+	return errors.Join(errs...)
+}
+
+// StartFlux undoes StopFlux.
+func (b *Bed) StartFlux(ctx context.Context, cluster string) error {
+	var errs []error
+	for _, name := range fluxControllers {
+		errs = append(errs, b.startDeployment(ctx, cluster, testbed.FluxNamespace, name, "Flux's "+name))
+	}
+	return errors.Join(errs...)
+}
+
+// stopDeployment kills a Deployment's pods and keeps them down: it marks the Deployment for
+// Flux to leave alone (an operator Flux delivered would otherwise be scaled back up by the
+// next apply), records its replicas, scales it to zero, deletes its pods without a grace
+// period (the process gets no chance to finish what it was doing) and waits until they are
+// gone.
+func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what string) error {
 	m, err := b.env.Member(cluster)
 	if err != nil {
 		return err
 	}
-	op := b.state.Operator
 	if !b.env.Runner.Note("in %s: annotate Deployment %s/%s %s=%s, scale it to 0, delete its pods with no grace period and wait until they are gone",
-		m.Context, op.Namespace, op.Name, FluxReconcileAnnotation, kustomizev1.DisabledValue) {
+		m.Context, namespace, name, FluxReconcileAnnotation, kustomizev1.DisabledValue) {
 		return nil
 	}
 	cl, err := b.env.Client(m)
@@ -65,8 +102,8 @@ func (b *Bed) StopOperator(ctx context.Context, cluster string) error {
 		return err
 	}
 	var d appsv1.Deployment
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: op.Namespace, Name: op.Name}, &d); err != nil {
-		return fmt.Errorf("get the operator Deployment in %s: %w", cluster, err)
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
+		return fmt.Errorf("get the Deployment of %s in %s: %w", what, cluster, err)
 	}
 	before := d.DeepCopy()
 	if _, stopped := d.Annotations[StoppedReplicasAnnotation]; !stopped {
@@ -75,17 +112,17 @@ func (b *Bed) StopOperator(ctx context.Context, cluster string) error {
 	metav1.SetMetaDataAnnotation(&d.ObjectMeta, FluxReconcileAnnotation, kustomizev1.DisabledValue)
 	d.Spec.Replicas = ptr.To[int32](0)
 	if err := cl.Patch(ctx, &d, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("scale the operator Deployment in %s to 0: %w", cluster, err)
+		return fmt.Errorf("scale the Deployment of %s in %s to 0: %w", what, cluster, err)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
-		return fmt.Errorf("the operator Deployment in %s has an invalid selector: %w", cluster, err)
+		return fmt.Errorf("the Deployment of %s in %s has an invalid selector: %w", what, cluster, err)
 	}
-	inNS, byLabel := client.InNamespace(op.Namespace), client.MatchingLabelsSelector{Selector: sel}
+	inNS, byLabel := client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}
 	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, inNS, byLabel, client.GracePeriodSeconds(0)); err != nil {
-		return fmt.Errorf("kill the operator's pods in %s: %w", cluster, err)
+		return fmt.Errorf("kill the pods of %s in %s: %w", what, cluster, err)
 	}
-	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], fmt.Sprintf("the operator's pods in %s to be gone", cluster), func(ctx context.Context) error {
+	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], fmt.Sprintf("the pods of %s in %s to be gone", what, cluster), func(ctx context.Context) error {
 		var pods corev1.PodList
 		if err := cl.List(ctx, &pods, inNS, byLabel); err != nil {
 			return err
@@ -97,37 +134,36 @@ func (b *Bed) StopOperator(ctx context.Context, cluster string) error {
 	})
 }
 
-// StartOperator undoes StopOperator: it gives the Deployment its replicas back, hands it
+// startDeployment undoes stopDeployment: it gives the Deployment its replicas back, hands it
 // back to Flux and waits until it is available.
-func (b *Bed) StartOperator(ctx context.Context, cluster string) error {
+func (b *Bed) startDeployment(ctx context.Context, cluster, namespace, name, what string) error {
 	m, err := b.env.Member(cluster)
 	if err != nil {
 		return err
 	}
-	op := b.state.Operator
-	if b.env.Runner.Note("in %s: scale Deployment %s/%s back to its replicas and remove %s", m.Context, op.Namespace, op.Name, FluxReconcileAnnotation) {
+	if b.env.Runner.Note("in %s: scale Deployment %s/%s back to its replicas and remove %s", m.Context, namespace, name, FluxReconcileAnnotation) {
 		cl, err := b.env.Client(m)
 		if err != nil {
 			return err
 		}
 		var d appsv1.Deployment
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: op.Namespace, Name: op.Name}, &d); err != nil {
-			return fmt.Errorf("get the operator Deployment in %s: %w", cluster, err)
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
+			return fmt.Errorf("get the Deployment of %s in %s: %w", what, cluster, err)
 		}
 		if recorded, stopped := d.Annotations[StoppedReplicasAnnotation]; stopped {
 			replicas, err := strconv.Atoi(recorded)
 			if err != nil {
-				return fmt.Errorf("the operator Deployment in %s has %s=%q, not a number", cluster, StoppedReplicasAnnotation, recorded)
+				return fmt.Errorf("the Deployment of %s in %s has %s=%q, not a number", what, cluster, StoppedReplicasAnnotation, recorded)
 			}
 			// A JSON merge patch, so that null removes the annotations.
 			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null}},"spec":{"replicas":%d}}`,
 				StoppedReplicasAnnotation, FluxReconcileAnnotation, replicas)
 			if err := cl.Patch(ctx, &d, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-				return fmt.Errorf("scale the operator Deployment in %s back to %d: %w", cluster, replicas, err)
+				return fmt.Errorf("scale the Deployment of %s in %s back to %d: %w", what, cluster, replicas, err)
 			}
 		}
 	}
-	return b.WaitDeploymentIn(ctx, cluster, op.Namespace, op.Name)
+	return b.WaitDeploymentIn(ctx, cluster, namespace, name)
 }
 
 // StopGit stops the run's Git server and waits until it no longer answers.
