@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -119,22 +118,6 @@ func (tb *Testbed) apiReachable(ctx context.Context, cluster string) error {
 	}
 	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
 		return fmt.Errorf("unreachable: %w", errors.Unwrap(err))
-	}
-	return nil
-}
-
-// httpOK reports whether url answers 200.
-func httpOK(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answers %s", url, resp.Status)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
 )
 
 // Health is the state of one component.
@@ -162,5 +163,5 @@ func (tb *Testbed) operatorHealth(ctx context.Context, cluster string) error {
 		return fmt.Errorf("%s is not running", operatorProc(cluster))
 	}
 	cs := tb.state.Clusters[cluster]
-	return httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health))
+	return wait.HTTPOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health))(ctx)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -255,21 +254,12 @@ func (tb *Testbed) waitHealthy(ctx context.Context, name, url string) error {
 	if url == "" {
 		return nil
 	}
-	hc := &http.Client{Timeout: 2 * time.Second}
+	answers := wait.HTTPOK(url)
 	return wait.For(ctx, tb.wait(topology.WaitProcess), name+" to answer "+url, func(ctx context.Context) error {
 		if _, ok := tb.procs.Running(name); !ok {
 			return wait.Stop(fmt.Errorf("%s exited; see its log %s", name, tb.procs.LogPath(name)))
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answers %s", url, resp.Status)
-		}
-		return nil
+		return answers(ctx)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	kwait "k8s.io/apimachinery/pkg/util/wait"
@@ -69,5 +70,25 @@ func For(ctx context.Context, w topology.Wait, what string, cond Condition) erro
 		return &TimeoutError{What: what, Timeout: w.Timeout.Duration, Last: last}
 	default:
 		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+}
+
+// HTTPOK is a condition: url answers 200 within two seconds.
+func HTTPOK(url string) Condition {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return Stop(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answers %s", url, resp.Status)
+		}
+		return nil
 	}
 }

@@ -3,6 +3,8 @@ package wait
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -47,4 +49,21 @@ func TestFor(t *testing.T) {
 	cancel()
 	err = For(cctx, w(time.Minute, time.Millisecond), "anything", func(context.Context) error { return errors.New("no") })
 	g.Expect(errors.Is(err, context.Canceled)).To(gomega.BeTrue())
+}
+
+func TestHTTPOK(t *testing.T) {
+	g := gomega.NewWithT(t)
+	status := http.StatusServiceUnavailable
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
+	defer srv.Close()
+	ok := HTTPOK(srv.URL)
+
+	g.Expect(ok(context.Background())).To(gomega.MatchError(srv.URL + " answers 503 Service Unavailable"))
+	status = http.StatusOK
+	g.Expect(ok(context.Background())).To(gomega.Succeed())
+	srv.Close()
+	g.Expect(ok(context.Background())).To(gomega.HaveOccurred())
+	// A URL that can never be asked stops the wait instead of polling it until the timeout.
+	err := For(context.Background(), w(time.Minute, time.Millisecond), "a bad URL", HTTPOK("http://bad host/"))
+	g.Expect(errors.As(err, new(*TimeoutError))).To(gomega.BeFalse())
 }

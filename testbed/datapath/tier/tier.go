@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -767,22 +766,7 @@ func (b *Bed) Down(ctx context.Context) error {
 }
 
 func waitHTTP(ctx context.Context, w topology.Wait, url string) error {
-	hc := &http.Client{Timeout: 2 * time.Second}
-	return wait.For(ctx, w, url+" to answer", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return wait.Stop(err)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answers %s", url, resp.Status)
-		}
-		return nil
-	})
+	return wait.For(ctx, w, url+" to answer", wait.HTTPOK(url))
 }
 
 func sortedKeys(m map[string][]byte) []string {
