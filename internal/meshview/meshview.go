@@ -42,6 +42,8 @@ const (
 	// the test bed reads them to know what the mesh should balance over.
 	GlobalAnnotation = "service.cilium.io/global"
 	SharedAnnotation = "service.cilium.io/shared"
+	// AffinityAnnotation (local, remote, none) says which cluster's backends Cilium prefers.
+	AffinityAnnotation = "service.cilium.io/affinity"
 	// SyncAnnotation asks Cilium to mirror a global Service's remote endpoints as
 	// EndpointSlices (Cilium's annotation.GlobalServiceSyncEndpointSlices).
 	SyncAnnotation = "service.cilium.io/global-sync-endpoint-slices"

@@ -19,7 +19,7 @@ import (
 const (
 	GlobalAnnotation   = meshview.GlobalAnnotation
 	SharedAnnotation   = meshview.SharedAnnotation
-	AffinityAnnotation = "service.cilium.io/affinity"
+	AffinityAnnotation = meshview.AffinityAnnotation
 )
 
 // Settings are the Cilium annotation values a ServiceEndpoint asks for, with the API defaults

@@ -72,51 +72,78 @@ func (sc *Scenario) CallSynced(ctx context.Context, dp Datapath, cluster, servic
 	return dp.Call(ctx, cluster, sc.Namespace, service, n)
 }
 
-// expectedBackends counts the ready endpoints of service in cluster and, when its Service is
-// global, in every peer whose Service is global and shared. A peer that cannot be read
-// (stopped) contributes none: the mesh must have dropped its backends.
+// expectedBackends counts the backends the cluster's Cilium should balance service over: the
+// ready endpoints of its own Service and, when that Service is global, those of every peer
+// whose Service is global and shared, chosen by the Service's affinity (meshBackends). A
+// peer that cannot be read (stopped) contributes none: the mesh must have dropped its
+// backends.
 func (sc *Scenario) expectedBackends(ctx context.Context, cluster, service string) (int, string, error) {
-	total, global, _, err := sc.readyEndpoints(ctx, cluster, service)
+	local, global, _, affinity, err := sc.readyEndpoints(ctx, cluster, service)
 	if err != nil {
 		return 0, "", fmt.Errorf("cluster %q: %w", cluster, err)
 	}
-	parts := []string{fmt.Sprintf("%s %d", cluster, total)}
+	parts := []string{fmt.Sprintf("%s %d", cluster, local)}
 	if !global {
-		return total, strings.Join(parts, ", "), nil
+		return local, strings.Join(parts, ", "), nil
 	}
+	remote := 0
 	for _, c := range sc.OtherClusters(cluster) {
-		n, global, shared, err := sc.readyEndpoints(ctx, c, service)
+		n, global, shared, _, err := sc.readyEndpoints(ctx, c, service)
 		switch {
 		case err != nil:
 			parts = append(parts, c+" unreachable: 0")
 		case !global || !shared:
 			parts = append(parts, c+" not shared: 0")
 		default:
-			total += n
+			remote += n
 			parts = append(parts, fmt.Sprintf("%s %d", c, n))
 		}
 	}
-	return total, strings.Join(parts, ", "), nil
+	if affinity != "" && affinity != "none" {
+		parts = append(parts, "affinity "+affinity)
+	}
+	return meshBackends(local, remote, affinity), strings.Join(parts, ", "), nil
+}
+
+// meshBackends is how many of a global Service's backends Cilium 1.20 programs for it, as its
+// ClusterMesh backend selection does (pkg/clustermesh/selectbackends.go): with affinity local
+// only the local ones while there is one, the remote ones otherwise; with affinity remote the
+// reverse; with none (or no annotation) all of them.
+func meshBackends(local, remote int, affinity string) int {
+	switch affinity {
+	case "local":
+		if local > 0 {
+			return local
+		}
+		return remote
+	case "remote":
+		if remote > 0 {
+			return remote
+		}
+		return local
+	}
+	return local + remote
 }
 
 // readyEndpoints counts the ready endpoints in the cluster's own EndpointSlices of service (not
 // those mirrored from peers) and says whether its Service is global and shared.
-func (sc *Scenario) readyEndpoints(ctx context.Context, cluster, service string) (n int, global, shared bool, err error) {
+func (sc *Scenario) readyEndpoints(ctx context.Context, cluster, service string) (n int, global, shared bool, affinity string, err error) {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
-		return 0, false, false, err
+		return 0, false, false, "", err
 	}
 	svc := &corev1.Service{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: service}, svc); err != nil {
-		return 0, false, false, fmt.Errorf("read Service %s: %w", service, err)
+		return 0, false, false, "", fmt.Errorf("read Service %s: %w", service, err)
 	}
 	global = svc.Annotations[meshview.GlobalAnnotation] == "true"
 	shared = svc.Annotations[meshview.SharedAnnotation] != "false"
+	affinity = svc.Annotations[meshview.AffinityAnnotation]
 	var slices discoveryv1.EndpointSliceList
 	if err := c.List(ctx, &slices, client.InNamespace(sc.Namespace), client.MatchingLabels{
 		discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
 	}); err != nil {
-		return 0, false, false, fmt.Errorf("list the EndpointSlices of %s: %w", service, err)
+		return 0, false, false, "", fmt.Errorf("list the EndpointSlices of %s: %w", service, err)
 	}
 	seen := map[string]bool{}
 	for _, s := range slices.Items {
@@ -129,5 +156,5 @@ func (sc *Scenario) readyEndpoints(ctx context.Context, cluster, service string)
 			}
 		}
 	}
-	return len(seen), global, shared, nil
+	return len(seen), global, shared, affinity, nil
 }
