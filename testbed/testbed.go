@@ -202,17 +202,30 @@ func (tb *Testbed) Exists() bool {
 	return err == nil
 }
 
-func (tb *Testbed) readState() (*State, error) {
-	data, err := os.ReadFile(filepath.Join(tb.dir, "state.json"))
+// ReadRecorded reads a run's recorded state of type T from path (JSON, as a bed saves it);
+// nil and no error when nothing is recorded there. Both beds read their state.json with it.
+func ReadRecorded[T any](path string) (*T, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("read %s: %w (remove the run with `polykube-testbed down --all`)", filepath.Join(tb.dir, "state.json"), err)
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &v, nil
+}
+
+func (tb *Testbed) readState() (*State, error) {
+	st, err := ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%w (remove the run with `polykube-testbed down --all`)", err)
+	}
+	if st == nil {
+		return nil, nil
 	}
 	if st.Topology == nil {
 		return nil, fmt.Errorf("%s records no topology", filepath.Join(tb.dir, "state.json"))
@@ -223,7 +236,7 @@ func (tb *Testbed) readState() (*State, error) {
 	if st.Binaries == nil {
 		st.Binaries = map[string]string{}
 	}
-	return &st, nil
+	return st, nil
 }
 
 func (tb *Testbed) saveState() error {

@@ -2,10 +2,7 @@ package tier
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -97,18 +94,7 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 
 // recordedState reads the state a datapath run recorded in dir; nil when there is none.
 func recordedState(dir string) (*State, error) {
-	data, err := os.ReadFile(statePath(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("read %s: %w", statePath(dir), err)
-	}
-	return &st, nil
+	return testbed.ReadRecorded[State](statePath(dir))
 }
 
 // Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
