@@ -9,6 +9,8 @@ import (
 	"path"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/polykube/polykube/internal/status"
 	"github.com/polykube/polykube/testbed/gitrepo"
 )
@@ -141,24 +143,33 @@ func commitDemo(ctx context.Context, tb *Testbed, dir, msg string) (string, erro
 	return tb.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + demoWorkload}, Message: msg})
 }
 
-// printFleet prints what polykube-status shows for the federation: one table merged from
-// every cluster's own status, unreachable clusters marked.
+// printFleet prints what polykube-status shows for the federation.
 func printFleet(ctx context.Context, out io.Writer, tb *Testbed) {
-	var targets []status.Target
-	for _, name := range tb.Topology().ClusterNames() {
-		t := status.Target{Context: name, Namespace: demoNamespace}
+	PrintFleet(ctx, out, demoNamespace, tb.Topology().ClusterNames(), func(name string) (*rest.Config, error) {
 		cl, err := tb.Cluster(name)
-		if err == nil {
-			t.Config, err = cl.RESTConfig()
+		if err != nil {
+			return nil, err
 		}
+		return cl.RESTConfig()
+	})
+}
+
+// PrintFleet prints what polykube-status shows for namespace: one table merged from every
+// cluster's own status, read with config(cluster), unreachable clusters marked. Both demos
+// print it.
+func PrintFleet(ctx context.Context, out io.Writer, namespace string, clusters []string, config func(cluster string) (*rest.Config, error)) {
+	var targets []status.Target
+	for _, name := range clusters {
+		t := status.Target{Context: name, Namespace: namespace}
+		cfg, err := config(name)
 		if err != nil {
 			t.ConfigErr = err
 		} else {
-			t.Server = t.Config.Host
+			t.Config, t.Server = cfg, cfg.Host
 		}
 		targets = append(targets, t)
 	}
-	q := status.Query{Namespace: demoNamespace, Timeout: 3 * time.Second}
+	q := status.Query{Namespace: namespace, Timeout: 3 * time.Second}
 	report := status.Merge(status.Collect(ctx, targets, q, nil), q)
 	fmt.Fprintln(out)
 	if err := status.PrintReport(out, report, status.FormatTable, status.ViewWorkloads, status.PrintOptions{}); err != nil {

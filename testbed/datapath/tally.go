@@ -115,3 +115,12 @@ func (t Tally) Print(w io.Writer) {
 	fmt.Fprintf(tw, "  total\t%d\t\n", t.Total)
 	tw.Flush()
 }
+
+// Summary is the tally on one line: each cluster's answers, then the calls with no answer.
+func (t Tally) Summary() string {
+	parts := make([]string, 0, len(t.Rows)+1)
+	for _, r := range t.Rows {
+		parts = append(parts, fmt.Sprintf("%s %d", r.Cluster, r.Answers))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("no answer %d", t.Unanswered)), ", ")
+}

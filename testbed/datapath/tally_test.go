@@ -110,3 +110,9 @@ func TestParseCalls(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring(tc.err)), name)
 	}
 }
+
+func TestTallySummary(t *testing.T) {
+	g := NewWithT(t)
+	tally := Count([]string{"aws-eu-central-1", "", "gcp-europe-west3", "aws-eu-central-1"}, clusters)
+	g.Expect(tally.Summary()).To(Equal("aws-eu-central-1 2, gcp-europe-west3 1, onprem-fra 0, no answer 1"))
+}

@@ -75,7 +75,7 @@ func TestCommands_PlanEveryProvider(t *testing.T) {
 	}{
 		{[]string{"up", "--provider", "kind", "--dry-run"}, "helm upgrade --install cilium kube-system/cilium (chart install/kubernetes/cilium of github.com/cilium/cilium@v1.20.2) in kind-aws-eu-central-1"},
 		{[]string{"up", "--provider", "k0s", "--dry-run"}, "/polykube-k0s/clusters/onprem-fra/k0s.yaml"},
-		{[]string{"demo", "--provider", "kind", "--dry-run"}, "calls the global Service polykube-demo/echo 60 times"},
+		{[]string{"demo", "--provider", "kind", "--dry-run"}, "calls the global Service production/billing-api (60 calls a round"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			g := NewWithT(t)

@@ -5,29 +5,49 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
 )
 
 // DemoCalls is how many calls each routing probe of the demo makes.
 const DemoCalls = 60
 
-// Demo tells the hermetic demo's story on real clusters, plus routing: the echo Workload and
-// its global ServiceEndpoint are committed to Git; a client in the first cluster calls the
-// global Service; the table shows which cluster answered how many calls; then the last
-// cluster is stopped and the client calls again. Unless keep, it tears down at the end.
+// The demo's Workload (examples/local-multicluster/billing-api-echo) and the clusters of its
+// story: the default topology's.
+const (
+	demoNamespace = "production"
+	demoWorkload  = "billing-api"
+	demoAWS       = "aws-eu-central-1"
+	demoGCP       = "gcp-europe-west3"
+	demoOnprem    = "onprem-fra"
+)
+
+// demoRouted bounds each wait of the story for the calls to reach what the mesh should route
+// them to: ClusterMesh's sync after a commit, Cilium dropping a stopped cluster's backends
+// (about 2 minutes here), a restarted cluster's endpoints coming back.
+var demoRouted = topology.Wait{Timeout: topology.Duration{Duration: 6 * time.Minute}, Interval: topology.Duration{Duration: 5 * time.Second}}
+
+// Demo tells the article's story on real clusters, with real traffic: billing-api, 6 replicas
+// in AWS and 4 in GCP, is committed to Git; a client on-prem (no replica there) calls its
+// global Service and is answered by both; GCP's nodes stop: the calls go to AWS only and
+// polykube-status marks GCP unreachable; GCP comes back: the calls reach it again. Every
+// probe is repeated, within a bounded time, until the mesh routes as it should, and the story
+// fails when it does not. Unless keep, it tears down at the end.
 func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
 	top := b.state.Topology
-	if len(top.Clusters) < 2 {
-		return fmt.Errorf("the routing demo needs at least two clusters; the topology has %d", len(top.Clusters))
+	if missing := missingClusters(top, demoAWS, demoGCP, demoOnprem); len(missing) > 0 {
+		return fmt.Errorf("the demo's story needs the clusters %s, %s and %s (the default topology); this topology has no %s: run the demo with the default topology",
+			demoAWS, demoGCP, demoOnprem, strings.Join(missing, ", "))
 	}
-	client, stopped := top.Clusters[0].Name, top.Clusters[len(top.Clusters)-1].Name
-	say("▶ %d sovereign clusters, each with its own API server, Cilium, Flux and Polykube operator,\n  joined by Cilium ClusterMesh. No central control plane.", len(top.Clusters))
+	start := time.Now()
+	say("▶ Three sovereign clusters — AWS Frankfurt, GCP Frankfurt and an on-prem rack — each with its own\n  API server, Cilium, Flux and Polykube operator, joined by Cilium ClusterMesh. No central control plane.")
 	if err := b.Up(ctx); err != nil {
 		return err
 	}
@@ -44,127 +64,135 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 		}
 	}()
 
-	say("▶ A developer commits the echo Workload (2 replicas in every cluster) and its global\n  ServiceEndpoint to Git. Every echo replica answers with the name of its cluster.")
-	rev, err := testbed.CommitDir(ctx, b, filepath.Join(b.opts.SourceDir, "examples", "echo"), datapath.EchoName, "workloads: echo and its global ServiceEndpoint")
+	say("▶ A developer commits billing-api to Git: 6 replicas in AWS and 4 in GCP, none on-prem, and its\n  global ServiceEndpoint. Every replica answers a call with the name of its cluster.")
+	rev, err := testbed.CommitDir(ctx, b, filepath.Join(b.opts.SourceDir, "examples", "local-multicluster", "billing-api-echo"),
+		demoWorkload, "workloads: billing-api, 6 in AWS and 4 in GCP, global")
 	if err != nil {
 		return err
 	}
 	if err := datapath.WaitApplied(ctx, b.env, rev); err != nil {
 		return err
 	}
-	if err := b.WaitDeployment(ctx, datapath.EchoNamespace, datapath.EchoName); err != nil {
-		return err
-	}
-
-	say("▶ Each cluster's operator read the same Workload and runs only its own slice:")
-	if err := b.printSlices(ctx, out); err != nil {
-		return err
-	}
-
-	say("▶ A client in %s calls the global Service %s/%s %d times:", client, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
-	before, err := b.probe(ctx, out, client)
-	if err != nil {
-		return err
-	}
-	if err := CheckBefore(before, top.ClusterNames()); err != nil {
-		return err
-	}
-
-	say("▶ %s goes dark: its nodes stop.", stopped)
-	if err := b.prov.Stop(ctx, stopped); err != nil {
-		return err
-	}
-	say("▶ The client in %s calls again:", client)
-	after, err := b.probe(ctx, out, client)
-	if err != nil {
-		return err
-	}
-	if err := CheckAfter(after, top.ClusterNames(), stopped); err != nil {
-		return err
-	}
-	say("  The clusters still up answer. Calls routed to %s's last-known backends fail until Cilium\n"+
-		"  drops them: ClusterMesh keeps a disconnected cluster's backends (docs/datapath.md).", stopped)
-	return nil
-}
-
-// probe calls the echo Service from a cluster and prints the tally; nil in a dry run.
-func (b *Bed) probe(ctx context.Context, out io.Writer, cluster string) (*datapath.Tally, error) {
-	answers, err := datapath.Call(ctx, b.env, cluster, datapath.EchoNamespace, datapath.EchoName, DemoCalls)
-	if err != nil || b.opts.DryRun {
-		return nil, err
-	}
-	t := datapath.Count(answers, b.state.Topology.ClusterNames())
-	t.Print(out)
-	return &t, nil
-}
-
-// CheckBefore is what the demo (and so `make e2e`) requires of the first probe: every call
-// answered, and every cluster among the answers. A nil tally (dry run) passes.
-func CheckBefore(t *datapath.Tally, clusters []string) error {
-	if t == nil {
-		return nil
-	}
-	if t.Unanswered > 0 {
-		return fmt.Errorf("routing: %d of %d calls through the global Service got no answer with every cluster up", t.Unanswered, t.Total)
-	}
-	for _, c := range clusters {
-		if t.Of(c) == 0 {
-			return fmt.Errorf("routing: no call was answered by %s; ClusterMesh does not route to it (see `polykube-testbed logs --provider ...`)", c)
-		}
-	}
-	return nil
-}
-
-// CheckAfter is what the demo requires once a cluster is stopped: every cluster still up
-// keeps answering. Calls that land on the stopped cluster's last-known backends may fail.
-func CheckAfter(t *datapath.Tally, clusters []string, stopped string) error {
-	if t == nil {
-		return nil
-	}
-	for _, c := range clusters {
-		if c != stopped && t.Of(c) == 0 {
-			return fmt.Errorf("routing: with %s stopped, no call was answered by %s, which is still up", stopped, c)
-		}
-	}
-	if t.Of(stopped) > 0 {
-		return fmt.Errorf("routing: %d calls were answered by %s, whose nodes are stopped", t.Of(stopped), stopped)
-	}
-	return nil
-}
-
-func joinKeys(m map[string][]byte) string {
-	out := ""
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out
-}
-
-// printSlices prints, per cluster, the echo replicas its operator runs.
-func (b *Bed) printSlices(ctx context.Context, out io.Writer) error {
-	if !b.env.Runner.Note("read Deployment %s/%s in every cluster", datapath.EchoNamespace, datapath.EchoName) {
-		return nil
-	}
-	for _, m := range b.env.Members {
-		cl, err := b.env.Client(m)
-		if err != nil {
+	for _, c := range []string{demoAWS, demoGCP} {
+		if err := b.WaitDeploymentIn(ctx, c, demoNamespace, demoWorkload); err != nil {
 			return err
 		}
-		var d appsv1.Deployment
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: datapath.EchoNamespace, Name: datapath.EchoName}, &d); err != nil {
-			return fmt.Errorf("read the echo Deployment in %s: %w", m.Name, err)
-		}
-		fmt.Fprintf(out, "  %-20s %d/%d echo replicas ready\n", m.Name, d.Status.ReadyReplicas, ptrOr(d.Spec.Replicas, 1))
+	}
+	say("▶ Each cluster's operator read the same Workload and ran only its own slice (polykube-status):")
+	b.printFleet(ctx, out)
+
+	say("▶ A client on-prem, where no replica runs, calls the global Service %s/%s (%d calls a round,\n  repeated until ClusterMesh has synchronised):", demoNamespace, demoWorkload, DemoCalls)
+	if _, err := b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{demoAWS, demoGCP}, []string{demoOnprem})
+	}); err != nil {
+		return err
+	}
+
+	say("▶ GCP goes dark: its nodes stop.")
+	if err := b.Stop(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+		return err
+	}
+	stopped := time.Now()
+	say("▶ The client calls again. Cilium keeps GCP's last-known backends for a while; the calls sent\n  there fail until it drops them:")
+	took, err := b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{demoAWS}, []string{demoGCP, demoOnprem})
+	})
+	if err != nil {
+		return err
+	}
+	if took >= 0 {
+		fmt.Fprintf(out, "  every call answered by AWS alone %s after GCP's nodes stopped\n", time.Since(stopped).Round(time.Second))
+	}
+	b.printFleet(ctx, out)
+
+	say("▶ GCP comes back. Its operator finds its slice still there; ClusterMesh takes its endpoints back.")
+	if err := b.Start(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+		return err
+	}
+	started := time.Now()
+	if err := b.WaitDeploymentIn(ctx, demoGCP, demoNamespace, demoWorkload); err != nil {
+		return err
+	}
+	took, err = b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{demoAWS, demoGCP}, []string{demoOnprem})
+	})
+	if err != nil {
+		return err
+	}
+	if took >= 0 {
+		fmt.Fprintf(out, "  GCP answers again %s after its nodes started\n", time.Since(started).Round(time.Second))
+	}
+	b.printFleet(ctx, out)
+	if !b.opts.DryRun {
+		say("✓ One Git commit, three independent operators, calls answered across clouds, a cloud lost and\n  regained with no hub. (%s)", time.Since(start).Round(time.Second))
 	}
 	return nil
 }
 
-func ptrOr(p *int32, def int32) int32 {
-	if p == nil {
-		return def
+func missingClusters(top *topology.Topology, names ...string) []string {
+	var missing []string
+	for _, n := range names {
+		if !slices.Contains(top.ClusterNames(), n) {
+			missing = append(missing, n)
+		}
 	}
-	return *p
+	return missing
+}
+
+// probeUntil calls billing-api from cluster, DemoCalls calls a round, until check passes on a
+// round's tally or demoRouted's time is up; it prints each round's counts and the last round's
+// table, and returns how long it took. A dry run prints the probe once and returns -1.
+func (b *Bed) probeUntil(ctx context.Context, out io.Writer, cluster string, check func(datapath.Tally) error) (time.Duration, error) {
+	start := time.Now()
+	var last *datapath.Tally
+	round := 0
+	err := wait.For(ctx, demoRouted, "calls from "+cluster+" routed as the mesh should", func(ctx context.Context) error {
+		answers, err := datapath.Call(ctx, b.env, cluster, demoNamespace, demoWorkload, DemoCalls)
+		if err != nil {
+			return wait.Stop(err)
+		}
+		if b.opts.DryRun {
+			return nil
+		}
+		round++
+		t := datapath.Count(answers, b.state.Topology.ClusterNames())
+		last = &t
+		fmt.Fprintf(out, "  round %d (%s): %s\n", round, time.Since(start).Round(time.Second), t.Summary())
+		return check(t)
+	})
+	if last != nil {
+		last.Print(out)
+	}
+	if b.opts.DryRun {
+		return -1, err
+	}
+	return time.Since(start), err
+}
+
+// CheckTally is what the demo (and so `make e2e`) requires of a round of calls: every call
+// answered, each of answering among the answers, none of silent.
+func CheckTally(t datapath.Tally, answering, silent []string) error {
+	if t.Unanswered > 0 {
+		return fmt.Errorf("%d of %d calls through the global Service got no answer", t.Unanswered, t.Total)
+	}
+	for _, c := range answering {
+		if t.Of(c) == 0 {
+			return fmt.Errorf("no call was answered by %s", c)
+		}
+	}
+	for _, c := range silent {
+		if n := t.Of(c); n > 0 {
+			return fmt.Errorf("%d calls were answered by %s, which should answer none", n, c)
+		}
+	}
+	return nil
+}
+
+// printFleet prints what polykube-status shows for billing-api, read from every cluster's
+// own API server as an operator's user would (unreachable clusters marked).
+func (b *Bed) printFleet(ctx context.Context, out io.Writer) {
+	if !b.env.Runner.Note("read polykube-status of namespace %s from every cluster", demoNamespace) {
+		return
+	}
+	testbed.PrintFleet(ctx, out, demoNamespace, b.state.Topology.ClusterNames(), b.AdminConfig)
 }

@@ -200,3 +200,10 @@ func (b *Bed) StartGit(ctx context.Context) error {
 	}
 	return nil
 }
+
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -135,3 +135,5 @@ func (b *Bed) Fetch(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+func joinKeys(m map[string][]byte) string { return strings.Join(sortedKeys(m), ", ") }
