@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/polykube/polykube/testbed/gitrepo"
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -24,7 +24,8 @@ import (
 const EchoPort = 8080
 
 // EchoTemplate is the pod template of the echo server: it answers on EchoPort with the name
-// of its cluster, which Flux substitutes for ${CLUSTER_NAME} when it applies the Workload.
+// of its cluster, read from the cluster label the Polykube operator puts on every pod it runs
+// (the downward API), so that the Workload's spec is the same in every cluster.
 func EchoTemplate(image string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "polykube-echo"}},
@@ -35,7 +36,8 @@ func EchoTemplate(image string) corev1.PodTemplateSpec {
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"/polykube-echo", "serve", "--listen=:" + strconv.Itoa(EchoPort)},
 				Env: []corev1.EnvVar{
-					{Name: "CLUSTER_NAME", Value: "${" + gitrepo.ClusterNameVar + "}"},
+					{Name: "CLUSTER_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+						FieldPath: "metadata.labels['" + polykubev1alpha1.ClusterLabel + "']"}}},
 					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 				},
 				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: EchoPort}},

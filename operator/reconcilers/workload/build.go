@@ -70,6 +70,11 @@ func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTempla
 		tmpl.Labels = map[string]string{}
 	}
 	maps.Copy(tmpl.Labels, selector(wl))
+	// The pods carry their cluster's name, so that a container can read it through the
+	// downward API (metadata.labels['polykube.kismet.io/cluster']) while the Workload's
+	// spec stays the same in every cluster (a per-cluster substitution would make the
+	// clusters' specs, and so their specHash, disagree).
+	tmpl.Labels[polykubev1alpha1.ClusterLabel] = cluster
 	injectEnv(&tmpl, bindings, existing)
 
 	d := &appsv1.Deployment{

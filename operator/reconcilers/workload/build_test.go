@@ -59,8 +59,9 @@ func TestDesiredDeployment(t *testing.T) {
 		polykubev1alpha1.ClusterLabel: "east",
 	}))
 	g.Expect(d.Spec.Selector.MatchLabels).To(Equal(map[string]string{polykubev1alpha1.WorkloadNameLabel: "api"}))
-	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{"tier": "backend", polykubev1alpha1.WorkloadNameLabel: "api"}),
-		"template labels are merged, the selector label wins")
+	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{"tier": "backend", polykubev1alpha1.WorkloadNameLabel: "api",
+		polykubev1alpha1.ClusterLabel: "east"}),
+		"template labels are merged, the selector label wins, and the pods carry their cluster's name")
 	g.Expect(d.OwnerReferences).To(HaveLen(1))
 	g.Expect(d.OwnerReferences[0].UID).To(Equal(wl.UID))
 	g.Expect(*d.OwnerReferences[0].Controller).To(BeTrue())

@@ -202,7 +202,8 @@ func TestReconciler_Create_DeploymentServiceAndStatus(t *testing.T) {
 	}
 	g.Expect(d.Labels).To(Equal(wantLabels))
 	g.Expect(d.Spec.Selector.MatchLabels).To(Equal(map[string]string{polykubev1alpha1.WorkloadNameLabel: "checkout"}))
-	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{"app": "checkout", "tier": "backend", polykubev1alpha1.WorkloadNameLabel: "checkout"}))
+	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{"app": "checkout", "tier": "backend", polykubev1alpha1.WorkloadNameLabel: "checkout",
+		polykubev1alpha1.ClusterLabel: east}))
 	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/checkout:v1"))
 
 	// Deleting the Workload garbage-collects the Deployment and Service through this owner

@@ -1,6 +1,6 @@
 // Command polykube-echo is the routing probe's workload. `polykube-echo serve` answers every
-// HTTP request with the name of the cluster it runs in (from $CLUSTER_NAME, which Flux
-// substitutes per cluster) and its pod name; `polykube-echo call` calls a URL N times, each
+// HTTP request with the name of the cluster it runs in (from $CLUSTER_NAME, which the pod
+// template reads from the cluster label the Polykube operator puts on its pods) and its pod name; `polykube-echo call` calls a URL N times, each
 // on a new connection so that every call is load-balanced anew, and prints one JSON line per
 // call: the cluster that answered, or the error. It is built into the test bed's image beside
 // the operator (see the Dockerfile).
@@ -94,7 +94,7 @@ type Answer struct {
 
 func handler(cluster, pod string) (http.Handler, error) {
 	if cluster == "" || strings.Contains(cluster, "${") {
-		return nil, fmt.Errorf("CLUSTER_NAME is %q: set it to the cluster's name (Flux substitutes ${CLUSTER_NAME} in the Workload's env)", cluster)
+		return nil, fmt.Errorf("CLUSTER_NAME is %q: set it to the cluster's name (from the pod's polykube.kismet.io/cluster label through the downward API, as testbed/datapath.EchoTemplate does)", cluster)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

@@ -69,7 +69,7 @@ func TestCall_NewConnectionPerCall(t *testing.T) {
 func TestHandler_RefusesAnUnsubstitutedClusterName(t *testing.T) {
 	g := NewWithT(t)
 	_, err := handler("${CLUSTER_NAME}", "p")
-	g.Expect(err).To(MatchError(ContainSubstring("Flux substitutes ${CLUSTER_NAME}")))
+	g.Expect(err).To(MatchError(ContainSubstring("polykube.kismet.io/cluster label through the downward API")))
 	_, err = handler("", "p")
 	g.Expect(err).To(MatchError(ContainSubstring(`CLUSTER_NAME is ""`)))
 }
