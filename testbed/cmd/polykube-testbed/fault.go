@@ -28,7 +28,9 @@ func newFaultCmd() *cobra.Command {
   operator CLUSTER    the cluster's operator. kwok: its process (stop kills it); kind and
                       k0s: its Deployment scaled to 0 with Flux told to leave it so, its pods
                       killed; start gives it its replicas back and hands it to Flux
-  flux CLUSTER        the cluster's Flux controllers (kwok and existing only)
+  flux CLUSTER        the cluster's Flux controllers (source- and kustomize-controller).
+                      kwok and existing: their processes; kind and k0s: their Deployments scaled to 0;
+                      start gives them their replicas back
   git                 the federation's Git server
 
 Each returns once the fault is in effect: for example, stop apiserver returns when the API
