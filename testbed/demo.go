@@ -21,12 +21,14 @@ import (
 //go:embed demo
 var demoFS embed.FS
 
+// The Workload of the article's story and the clusters it tells of (the default topology's),
+// the same in the hermetic demo and the kind demo.
 const (
-	demoNamespace = "production"
-	demoWorkload  = "billing-api"
-	demoAWS       = "aws-eu-central-1"
-	demoGCP       = "gcp-europe-west3"
-	demoOnprem    = "onprem-fra"
+	DemoNamespace = "production"
+	DemoWorkload  = "billing-api"
+	DemoAWS       = "aws-eu-central-1"
+	DemoGCP       = "gcp-europe-west3"
+	DemoOnprem    = "onprem-fra"
 )
 
 // Demo tells the article's story on the kwok federation (`make demo`): it brings the three
@@ -45,7 +47,7 @@ func (b HermeticBed) Demo(ctx context.Context, out io.Writer, keep bool) (err er
 	defer func() {
 		switch {
 		case keep:
-			say("The federation stays up (KEEP=1). Look around:\n  polykube-testbed status\n  kubectl --kubeconfig \"$(polykube-testbed kubeconfig %s)\" get workloads -A\n  polykube-testbed down", demoAWS)
+			say("The federation stays up (KEEP=1). Look around:\n  polykube-testbed status\n  kubectl --kubeconfig \"$(polykube-testbed kubeconfig %s)\" get workloads -A\n  polykube-testbed down", DemoAWS)
 		case err != nil && retain:
 			say("The demo failed; the federation stays up for debugging (--retain). `polykube-testbed logs` collects diagnostics.")
 		default:
@@ -71,7 +73,7 @@ func (b HermeticBed) Demo(ctx context.Context, out io.Writer, keep bool) (err er
 	printFleet(ctx, out, tb)
 
 	say("▶ GCP's API server goes dark.")
-	if err := tb.Stop(ctx, FaultAPIServer, demoGCP); err != nil {
+	if err := tb.Stop(ctx, FaultAPIServer, DemoGCP); err != nil {
 		return err
 	}
 	printFleet(ctx, out, tb)
@@ -83,21 +85,21 @@ func (b HermeticBed) Demo(ctx context.Context, out io.Writer, keep bool) (err er
 		return err
 	}
 	fmt.Fprintf(out, "  committed %s\n", rev)
-	if err := deliver(ctx, out, tb, rev, demoGCP); err != nil {
+	if err := deliver(ctx, out, tb, rev, DemoGCP); err != nil {
 		return err
 	}
 	say("▶ AWS converged to its new share (7); on-prem, not a target, stays at 0; GCP is still unreachable:")
 	printFleet(ctx, out, tb)
 
 	say("▶ GCP comes back. Its Flux fetches the commit it missed; its operator catches up on its own.")
-	if err := tb.Start(ctx, FaultAPIServer, demoGCP); err != nil {
+	if err := tb.Start(ctx, FaultAPIServer, DemoGCP); err != nil {
 		return err
 	}
 	tb.Fetch(ctx)
-	if err := tb.WaitDelivered(ctx, rev, demoGCP); err != nil {
+	if err := tb.WaitDelivered(ctx, rev, DemoGCP); err != nil {
 		return err
 	}
-	if err := tb.WaitReconciled(ctx, demoNamespace, demoWorkload, demoGCP); err != nil {
+	if err := tb.WaitReconciled(ctx, DemoNamespace, DemoWorkload, DemoGCP); err != nil {
 		return err
 	}
 	printFleet(ctx, out, tb)
@@ -119,7 +121,7 @@ func deliver(ctx context.Context, out io.Writer, tb *Testbed, rev, skip string) 
 		return err
 	}
 	fmt.Fprintf(out, "  Flux applied it in %v (%s)\n", clusters, time.Since(start).Round(100*time.Millisecond))
-	if err := tb.WaitReconciled(ctx, demoNamespace, demoWorkload, clusters...); err != nil {
+	if err := tb.WaitReconciled(ctx, DemoNamespace, DemoWorkload, clusters...); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  the operators reconciled it (%s)\n", time.Since(start).Round(100*time.Millisecond))
@@ -134,18 +136,18 @@ func commitDemo(ctx context.Context, tb *Testbed, dir, msg string) (string, erro
 			return err
 		}
 		data, err := demoFS.ReadFile(p)
-		files[path.Join(gitrepo.WorkloadsDir, demoWorkload, path.Base(p))] = data
+		files[path.Join(gitrepo.WorkloadsDir, DemoWorkload, path.Base(p))] = data
 		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	return tb.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + demoWorkload}, Message: msg})
+	return tb.Commit(ctx, gitrepo.Change{Put: files, Remove: []string{gitrepo.WorkloadsDir + "/" + DemoWorkload}, Message: msg})
 }
 
 // printFleet prints what polykube-status shows for the federation.
 func printFleet(ctx context.Context, out io.Writer, tb *Testbed) {
-	PrintFleet(ctx, out, demoNamespace, tb.Topology().ClusterNames(), func(name string) (*rest.Config, error) {
+	PrintFleet(ctx, out, DemoNamespace, tb.Topology().ClusterNames(), func(name string) (*rest.Config, error) {
 		cl, err := tb.Cluster(name)
 		if err != nil {
 			return nil, err

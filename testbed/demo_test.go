@@ -44,14 +44,14 @@ func TestDemoManifests_TellTheStory(t *testing.T) {
 	g := gomega.NewWithT(t)
 	alloc, err := placement.ForWorkload(workload(t, "billing-api"))
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(share(alloc, demoAWS)).To(gomega.Equal(int32(6)))
-	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(4)))
-	g.Expect(share(alloc, demoOnprem)).To(gomega.BeZero())
+	g.Expect(share(alloc, DemoAWS)).To(gomega.Equal(int32(6)))
+	g.Expect(share(alloc, DemoGCP)).To(gomega.Equal(int32(4)))
+	g.Expect(share(alloc, DemoOnprem)).To(gomega.BeZero())
 
 	alloc, err = placement.ForWorkload(workload(t, "scaled"))
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(share(alloc, demoAWS)).To(gomega.Equal(int32(7)))
-	g.Expect(share(alloc, demoGCP)).To(gomega.Equal(int32(5)))
+	g.Expect(share(alloc, DemoAWS)).To(gomega.Equal(int32(7)))
+	g.Expect(share(alloc, DemoGCP)).To(gomega.Equal(int32(5)))
 }
 
 func share(a placement.Allocation, cluster string) int32 {

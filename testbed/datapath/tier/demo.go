@@ -18,16 +18,6 @@ import (
 // DemoCalls is how many calls each routing probe of the demo makes.
 const DemoCalls = 60
 
-// The demo's Workload (examples/local-multicluster/billing-api-echo) and the clusters of its
-// story: the default topology's.
-const (
-	demoNamespace = "production"
-	demoWorkload  = "billing-api"
-	demoAWS       = "aws-eu-central-1"
-	demoGCP       = "gcp-europe-west3"
-	demoOnprem    = "onprem-fra"
-)
-
 // demoRouted bounds each wait of the story for the calls to reach what the mesh should route
 // them to: ClusterMesh's sync after a commit, Cilium dropping a stopped cluster's backends
 // (about 2 minutes here), a restarted cluster's endpoints coming back.
@@ -42,9 +32,9 @@ var demoRouted = topology.Wait{Timeout: topology.Duration{Duration: 6 * time.Min
 func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
 	top := b.state.Topology
-	if missing := missingClusters(top, demoAWS, demoGCP, demoOnprem); len(missing) > 0 {
+	if missing := missingClusters(top, testbed.DemoAWS, testbed.DemoGCP, testbed.DemoOnprem); len(missing) > 0 {
 		return fmt.Errorf("the demo's story needs the clusters %s, %s and %s (the default topology); this topology has no %s: run the demo with the default topology",
-			demoAWS, demoGCP, demoOnprem, strings.Join(missing, ", "))
+			testbed.DemoAWS, testbed.DemoGCP, testbed.DemoOnprem, strings.Join(missing, ", "))
 	}
 	start := time.Now()
 	say("▶ Three sovereign clusters — AWS Frankfurt, GCP Frankfurt and an on-prem rack — each with its own\n  API server, Cilium, Flux and Polykube operator, joined by Cilium ClusterMesh. No central control plane.")
@@ -66,36 +56,36 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 
 	say("▶ A developer commits billing-api to Git: 6 replicas in AWS and 4 in GCP, none on-prem, and its\n  global ServiceEndpoint. Every replica answers a call with the name of its cluster.")
 	rev, err := testbed.CommitDir(ctx, b, filepath.Join(b.opts.SourceDir, "examples", "local-multicluster", "billing-api-echo"),
-		demoWorkload, "workloads: billing-api, 6 in AWS and 4 in GCP, global")
+		testbed.DemoWorkload, "workloads: billing-api, 6 in AWS and 4 in GCP, global")
 	if err != nil {
 		return err
 	}
 	if err := datapath.WaitApplied(ctx, b.env, rev); err != nil {
 		return err
 	}
-	for _, c := range []string{demoAWS, demoGCP} {
-		if err := b.WaitDeploymentIn(ctx, c, demoNamespace, demoWorkload); err != nil {
+	for _, c := range []string{testbed.DemoAWS, testbed.DemoGCP} {
+		if err := b.WaitDeploymentIn(ctx, c, testbed.DemoNamespace, testbed.DemoWorkload); err != nil {
 			return err
 		}
 	}
 	say("▶ Each cluster's operator read the same Workload and ran only its own slice (polykube-status):")
 	b.printFleet(ctx, out)
 
-	say("▶ A client on-prem, where no replica runs, calls the global Service %s/%s (%d calls a round,\n  repeated until ClusterMesh has synchronised):", demoNamespace, demoWorkload, DemoCalls)
-	if _, err := b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
-		return CheckTally(t, []string{demoAWS, demoGCP}, []string{demoOnprem})
+	say("▶ A client on-prem, where no replica runs, calls the global Service %s/%s (%d calls a round,\n  repeated until ClusterMesh has synchronised):", testbed.DemoNamespace, testbed.DemoWorkload, DemoCalls)
+	if _, err := b.probeUntil(ctx, out, testbed.DemoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{testbed.DemoAWS, testbed.DemoGCP}, []string{testbed.DemoOnprem})
 	}); err != nil {
 		return err
 	}
 
 	say("▶ GCP goes dark: its nodes stop.")
-	if err := b.Stop(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+	if err := b.Stop(ctx, testbed.FaultAPIServer, testbed.DemoGCP); err != nil {
 		return err
 	}
 	stopped := time.Now()
 	say("▶ The client calls again. Cilium keeps GCP's last-known backends for a while; the calls sent\n  there fail until it drops them:")
-	took, err := b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
-		return CheckTally(t, []string{demoAWS}, []string{demoGCP, demoOnprem})
+	took, err := b.probeUntil(ctx, out, testbed.DemoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{testbed.DemoAWS}, []string{testbed.DemoGCP, testbed.DemoOnprem})
 	})
 	if err != nil {
 		return err
@@ -106,15 +96,15 @@ func (b *Bed) Demo(ctx context.Context, out io.Writer, keep bool) (err error) {
 	b.printFleet(ctx, out)
 
 	say("▶ GCP comes back. Its operator finds its slice still there; ClusterMesh takes its endpoints back.")
-	if err := b.Start(ctx, testbed.FaultAPIServer, demoGCP); err != nil {
+	if err := b.Start(ctx, testbed.FaultAPIServer, testbed.DemoGCP); err != nil {
 		return err
 	}
 	started := time.Now()
-	if err := b.WaitDeploymentIn(ctx, demoGCP, demoNamespace, demoWorkload); err != nil {
+	if err := b.WaitDeploymentIn(ctx, testbed.DemoGCP, testbed.DemoNamespace, testbed.DemoWorkload); err != nil {
 		return err
 	}
-	took, err = b.probeUntil(ctx, out, demoOnprem, func(t datapath.Tally) error {
-		return CheckTally(t, []string{demoAWS, demoGCP}, []string{demoOnprem})
+	took, err = b.probeUntil(ctx, out, testbed.DemoOnprem, func(t datapath.Tally) error {
+		return CheckTally(t, []string{testbed.DemoAWS, testbed.DemoGCP}, []string{testbed.DemoOnprem})
 	})
 	if err != nil {
 		return err
@@ -147,7 +137,7 @@ func (b *Bed) probeUntil(ctx context.Context, out io.Writer, cluster string, che
 	var last *datapath.Tally
 	round := 0
 	err := wait.For(ctx, demoRouted, "calls from "+cluster+" routed as the mesh should", func(ctx context.Context) error {
-		answers, err := datapath.Call(ctx, b.env, cluster, demoNamespace, demoWorkload, DemoCalls)
+		answers, err := datapath.Call(ctx, b.env, cluster, testbed.DemoNamespace, testbed.DemoWorkload, DemoCalls)
 		if err != nil {
 			return wait.Stop(err)
 		}
@@ -191,8 +181,8 @@ func CheckTally(t datapath.Tally, answering, silent []string) error {
 // printFleet prints what polykube-status shows for billing-api, read from every cluster's
 // own API server as an operator's user would (unreachable clusters marked).
 func (b *Bed) printFleet(ctx context.Context, out io.Writer) {
-	if !b.env.Runner.Note("read polykube-status of namespace %s from every cluster", demoNamespace) {
+	if !b.env.Runner.Note("read polykube-status of namespace %s from every cluster", testbed.DemoNamespace) {
 		return
 	}
-	testbed.PrintFleet(ctx, out, demoNamespace, b.state.Topology.ClusterNames(), b.AdminConfig)
+	testbed.PrintFleet(ctx, out, testbed.DemoNamespace, b.state.Topology.ClusterNames(), b.AdminConfig)
 }
