@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,7 +211,7 @@ func ReadRecorded[T any](path string) (*T, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // an *fs.PathError: it names the path
 	}
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -221,6 +222,10 @@ func ReadRecorded[T any](path string) (*T, error) {
 
 func (tb *Testbed) readState() (*State, error) {
 	st, err := ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
+	var unreadable *fs.PathError
+	if errors.As(err, &unreadable) {
+		return nil, err // a file the OS would not give us (permissions, I/O): removing the run is no cure
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w (remove the run with `polykube-testbed down --all`)", err)
 	}
