@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -23,10 +24,21 @@ const (
 	FaultOperator  Fault = "operator"  // a cluster's operator process (SIGKILL / start again)
 	FaultFlux      Fault = "flux"      // a cluster's Flux controllers
 	FaultGit       Fault = "git"       // the federation's Git server (cluster is ignored)
+	// FaultNetwork partitions a cluster: the traffic between its nodes and every other
+	// cluster's is dropped (datapath providers only; kwok's clusters have no network).
+	FaultNetwork Fault = "network"
 )
 
 // Faults lists every fault.
-var Faults = []Fault{FaultAPIServer, FaultOperator, FaultFlux, FaultGit}
+var Faults = []Fault{FaultAPIServer, FaultOperator, FaultFlux, FaultGit, FaultNetwork}
+
+// ErrNoNetwork is the error of the network fault on a test bed whose provider cannot cut
+// its clusters' networks (kwok and existing clusters have no network of the test bed's own;
+// k0s's hosts are not the test bed's to firewall).
+func ErrNoNetwork(prov string) error {
+	return fmt.Errorf("the network fault drops the traffic between a cluster's nodes and the other clusters' nodes, which only the kind provider can do, and this run's provider is %s: bring the federation up with --provider kind: %w",
+		prov, provider.ErrNotSupported)
+}
 
 // Stop puts the fault in effect for the cluster (the component stops).
 func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
@@ -48,6 +60,8 @@ func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
 		return errors.Join(
 			tb.procs.Stop(ctx, sourceProc(cluster), false, tb.wait(topology.WaitProcess)),
 			tb.procs.Stop(ctx, kustomizeProc(cluster), false, tb.wait(topology.WaitProcess)))
+	case FaultNetwork:
+		return ErrNoNetwork(tb.state.Topology.Provider)
 	case FaultGit:
 		if err := tb.procs.Stop(ctx, gitProc, false, tb.wait(topology.WaitProcess)); err != nil {
 			return err
@@ -82,6 +96,8 @@ func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
 		return tb.startOperator(ctx, cluster, true)
 	case FaultFlux:
 		return tb.startFlux(ctx, cluster)
+	case FaultNetwork:
+		return ErrNoNetwork(tb.state.Topology.Provider)
 	case FaultGit:
 		spec, err := tb.procs.Spec(gitProc)
 		if err != nil {

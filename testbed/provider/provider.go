@@ -93,6 +93,18 @@ type Provider interface {
 	List(ctx context.Context) ([]string, error)
 }
 
+// Partitioner is a provider that can cut the network between two of its clusters: all
+// traffic between the nodes of one and the nodes of the other is dropped, both ways, while
+// each keeps its own network and the host still reaches both API servers. Only providers
+// whose nodes have a network of their own implement it (kind); kwok's clusters do not.
+type Partitioner interface {
+	// Partition drops the traffic between the nodes of clusters a and b and returns once a's
+	// nodes no longer reach b's. It is idempotent.
+	Partition(ctx context.Context, a, b string) error
+	// Heal undoes Partition and returns once a's nodes reach b's again.
+	Heal(ctx context.Context, a, b string) error
+}
+
 // Has reports whether p has capability c.
 func Has(p Provider, c Capability) bool { return slices.Contains(p.Capabilities(), c) }
 

@@ -56,6 +56,8 @@ func TestCommands_DryRunPlans(t *testing.T) {
 		{"fault-stop-flux-kind.golden", []string{"fault", "stop", "flux", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
 		{"fault-start-flux-k0s.golden", []string{"fault", "start", "flux", "onprem-fra", "--provider", "k0s", "--dry-run"}},
 		{"fault-stop-git-k0s.golden", []string{"fault", "stop", "git", "--provider", "k0s", "--dry-run"}},
+		{"fault-stop-network-kind.golden", []string{"fault", "stop", "network", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
+		{"fault-start-network-kind.golden", []string{"fault", "start", "network", "gcp-europe-west3", "--provider", "kind", "--dry-run"}},
 		{"git-commit-kind.golden", []string{"git", "commit", testSource + "/examples/echo", "--name", "echo", "-m", "workloads: echo", "--wait", "--provider", "kind", "--dry-run"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -91,7 +93,9 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{[]string{"fault", "stop", "network", "a"}, `unknown fault "network"`},
+		{[]string{"fault", "stop", "dns", "a"}, `unknown fault "dns"`},
+		{[]string{"fault", "stop", "network"}, "the network fault needs a CLUSTER"},
+		{[]string{"fault", "stop", "network", "onprem-fra", "--provider", "k0s", "--dry-run"}, "only the kind provider can do, and this run's provider is k0s"},
 		{[]string{"fault", "stop", "git", "a"}, "takes no cluster"},
 		{[]string{"fault", "stop", "apiserver"}, "needs a CLUSTER"},
 		{[]string{"fault", "stop"}, "accepts between 2 and 3 arg(s), received 1: use fault stop|start FAULT [CLUSTER]"},
@@ -102,7 +106,7 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 		// Every provider gets the same checks.
 		{[]string{"fault", "stop", "git", "a", "--provider", "kind", "--dry-run"}, "takes no cluster"},
 		{[]string{"fault", "start", "apiserver", "--provider", "k0s"}, "needs a CLUSTER"},
-		{[]string{"fault", "stop", "network", "a", "--provider", "kind", "--dry-run"}, `unknown fault "network": use one of apiserver, operator, flux, git`},
+		{[]string{"fault", "stop", "dns", "a", "--provider", "kind", "--dry-run"}, `unknown fault "dns": use one of apiserver, operator, flux, git, network`},
 		{[]string{"fault", "stop", "apiserver", "alpha", "--provider", "kind", "--dry-run"}, `no cluster "alpha" in the federation (clusters: aws-eu-central-1, gcp-europe-west3, onprem-fra)`},
 		// What only real nodes do is refused on kwok, saying which providers take it.
 		{[]string{"fault", "stop", "git", "--dry-run"}, "--dry-run: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s"},

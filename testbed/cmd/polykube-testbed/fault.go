@@ -32,6 +32,10 @@ func newFaultCmd() *cobra.Command {
                       kwok and existing: their processes; kind and k0s: their Deployments scaled to 0;
                       start gives them their replicas back
   git                 the federation's Git server
+  network CLUSTER     a network partition: every packet between the cluster's node
+                      containers and every other cluster's is dropped (iptables in the
+                      nodes), both ways; the host still reaches every API server, each side
+                      keeps serving its own endpoints. kind only (kwok has no network)
 
 Each returns once the fault is in effect: for example, stop apiserver returns when the API
 server no longer answers, start apiserver when it is ready again. On kind and k0s, --dry-run
@@ -39,7 +43,8 @@ prints what would be done.`,
 		Example: `  polykube-testbed fault stop apiserver gcp-europe-west3
   polykube-testbed fault start apiserver gcp-europe-west3
   polykube-testbed fault stop git
-  polykube-testbed fault stop operator gcp-europe-west3 --provider kind`,
+  polykube-testbed fault stop operator gcp-europe-west3 --provider kind
+  polykube-testbed fault stop network gcp-europe-west3 --provider kind`,
 		Args: faultArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action, f, cluster := args[0], testbed.Fault(args[1]), ""

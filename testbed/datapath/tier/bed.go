@@ -112,6 +112,8 @@ func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
 		fn = func() error { return b.StopFlux(ctx, cluster) }
 	case testbed.FaultGit:
 		fn = func() error { return b.StopGit(ctx) }
+	case testbed.FaultNetwork:
+		fn = func() error { return b.Partition(ctx, cluster) }
 	default:
 		return testbed.UnknownFault(f)
 	}
@@ -130,6 +132,8 @@ func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error 
 		fn = func() error { return b.StartFlux(ctx, cluster) }
 	case testbed.FaultGit:
 		fn = func() error { return b.StartGit(ctx) }
+	case testbed.FaultNetwork:
+		fn = func() error { return b.HealPartition(ctx, cluster) }
 	default:
 		return testbed.UnknownFault(f)
 	}

@@ -13,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
 )
 
 // What `polykube-testbed fault` and `git commit` and the scenario harness share: the API
@@ -48,6 +50,35 @@ func (b *Bed) StartAPIServer(ctx context.Context, cluster string) error {
 	}
 	op := b.state.Operator
 	return b.WaitDeploymentIn(ctx, cluster, op.Namespace, op.Name)
+}
+
+// Partition cuts the network between the cluster's nodes and those of every other member
+// (provider.Partitioner), both ways, and returns once it is in effect; HealPartition ends it.
+// A provider whose clusters have no network of their own (k0s on hosts) refuses.
+func (b *Bed) Partition(ctx context.Context, cluster string) error {
+	return b.eachPeer(ctx, cluster, provider.Partitioner.Partition)
+}
+
+// HealPartition undoes Partition and returns once the cluster's nodes reach the others again.
+func (b *Bed) HealPartition(ctx context.Context, cluster string) error {
+	return b.eachPeer(ctx, cluster, provider.Partitioner.Heal)
+}
+
+func (b *Bed) eachPeer(ctx context.Context, cluster string, fn func(provider.Partitioner, context.Context, string, string) error) error {
+	if _, err := b.env.Member(cluster); err != nil {
+		return err
+	}
+	p, ok := b.prov.(provider.Partitioner)
+	if !ok {
+		return testbed.ErrNoNetwork(b.prov.Name())
+	}
+	var errs []error
+	for _, m := range b.env.Members {
+		if m.Name != cluster {
+			errs = append(errs, fn(p, ctx, cluster, m.Name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // reconnectMesh puts a restarted cluster back in the mesh when its nodes came back on other
