@@ -41,3 +41,30 @@ Feature: Routing through the global service
     Then every call is answered
     And no answer comes from cluster "alpha"
     And answers come from each of the clusters "beta" and "gamma"
+
+  @slow
+  Scenario: A network partition leaves each side serving its own backends, and the mesh heals
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
+    When the network between cluster "alpha" and the other clusters is cut
+    And a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And every answer comes from cluster "alpha"
+    When a client in cluster "beta" calls the Service "echo" 60 times
+    Then every call is answered
+    And no answer comes from cluster "alpha"
+    And answers come from each of the clusters "beta" and "gamma"
+    And the replicas of "echo" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    When I run polykube-status against every cluster
+    Then it shows for "echo" the desired and ready replicas of each cluster:
+      | cluster | desired | ready |
+      | alpha   | 2       | 2     |
+      | beta    | 2       | 2     |
+      | gamma   | 2       | 2     |
+    When the network between cluster "alpha" and the other clusters is restored
+    And a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"

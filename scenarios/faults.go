@@ -28,6 +28,12 @@ func faultSteps(r *registry) {
 	r.step(`^the Git server is started again$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.StartGit(ctx) })
 	})
+	r.step(`^the network between cluster "([^"]*)" and the other clusters is cut$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.Partition(ctx, cluster) })
+	})
+	r.step(`^the network between cluster "([^"]*)" and the other clusters is restored$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.HealPartition(ctx, cluster) })
+	})
 	r.step(`^every cluster reports that it cannot fetch from Git$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.AwaitFetchFailing(ctx) })
 	})

@@ -75,8 +75,8 @@ func (sc *Scenario) CallSynced(ctx context.Context, dp Datapath, cluster, servic
 // expectedBackends counts the backends the cluster's Cilium should balance service over: the
 // ready endpoints of its own Service and, when that Service is global, those of every peer
 // whose Service is global and shared, chosen by the Service's affinity (meshBackends). A
-// peer that cannot be read (stopped) contributes none: the mesh must have dropped its
-// backends.
+// peer that cannot be read (stopped), or that a network partition separates from cluster,
+// contributes none: the mesh must have dropped its backends.
 func (sc *Scenario) expectedBackends(ctx context.Context, cluster, service string) (int, string, error) {
 	local, global, _, affinity, err := sc.readyEndpoints(ctx, cluster, service)
 	if err != nil {
@@ -88,6 +88,10 @@ func (sc *Scenario) expectedBackends(ctx context.Context, cluster, service strin
 	}
 	remote := 0
 	for _, c := range sc.OtherClusters(cluster) {
+		if sc.cutOff(cluster, c) {
+			parts = append(parts, c+" partitioned off: 0")
+			continue
+		}
 		n, global, shared, _, err := sc.readyEndpoints(ctx, c, service)
 		switch {
 		case err != nil:

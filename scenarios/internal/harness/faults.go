@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,6 +90,36 @@ func (sc *Scenario) StartGit(ctx context.Context) error {
 		return fmt.Errorf("start the Git server: %w", err)
 	}
 	return nil
+}
+
+// Partition cuts the network between the cluster's nodes and every other cluster's; the
+// teardown heals it. While it lasts, the routing steps expect the cluster and the others
+// to see none of each other's backends (expectedBackends).
+func (sc *Scenario) Partition(ctx context.Context, cluster string) error {
+	sc.OnTeardown("heal the network partition of "+cluster, func(ctx context.Context) error {
+		return sc.Fed.Faults().Start(ctx, testbed.FaultNetwork, cluster)
+	})
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultNetwork, cluster); err != nil {
+		return fmt.Errorf("partition cluster %q from the others: %w", cluster, err)
+	}
+	if !slices.Contains(sc.partitioned, cluster) {
+		sc.partitioned = append(sc.partitioned, cluster)
+	}
+	return nil
+}
+
+// HealPartition ends the cluster's network partition.
+func (sc *Scenario) HealPartition(ctx context.Context, cluster string) error {
+	if err := sc.Fed.Faults().Start(ctx, testbed.FaultNetwork, cluster); err != nil {
+		return fmt.Errorf("heal the network partition of cluster %q: %w", cluster, err)
+	}
+	sc.partitioned = slices.DeleteFunc(sc.partitioned, func(c string) bool { return c == cluster })
+	return nil
+}
+
+// cutOff reports whether a network partition separates clusters a and b.
+func (sc *Scenario) cutOff(a, b string) bool {
+	return a != b && (slices.Contains(sc.partitioned, a) || slices.Contains(sc.partitioned, b))
 }
 
 // AwaitFetchFailing waits until every cluster's Flux reports that it cannot fetch from Git.

@@ -132,6 +132,8 @@ type Scenario struct {
 	clusterScoped []*unstructured.Unstructured
 	// heal undoes injected faults, last first.
 	heal []namedAction
+	// partitioned are the clusters a network fault cut off from every other cluster.
+	partitioned []string
 
 	// LastApplyErr is the error of the last apply that a validation step inspects.
 	LastApplyErr error
