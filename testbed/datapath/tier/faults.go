@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,6 +105,11 @@ func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what
 	}
 	var d appsv1.Deployment
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Nothing runs it any more (Flux deleted it, with the Kustomization that applied
+			// it): the fault is in effect once the pods it had are gone.
+			return waitReplicaSetPodsGone(ctx, cl, cluster, namespace, name, what)
+		}
 		return fmt.Errorf("get the Deployment of %s in %s: %w", what, cluster, err)
 	}
 	before := d.DeepCopy()
@@ -129,6 +136,26 @@ func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what
 		}
 		if n := len(pods.Items); n > 0 {
 			return fmt.Errorf("%d pods left, the first %s", n, pods.Items[0].Name)
+		}
+		return nil
+	})
+}
+
+// waitReplicaSetPodsGone waits until no pod in namespace belongs to a ReplicaSet of the
+// Deployment called name (a ReplicaSet the Deployment controller named <name>-<hash>), for a
+// Deployment that is gone and whose pods the garbage collector is removing.
+func waitReplicaSetPodsGone(ctx context.Context, cl client.Client, cluster, namespace, name, what string) error {
+	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], fmt.Sprintf("the pods of %s in %s (its Deployment deleted) to be gone", what, cluster), func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := cl.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			for _, o := range p.OwnerReferences {
+				if o.Kind == "ReplicaSet" && strings.HasPrefix(o.Name, name+"-") {
+					return fmt.Errorf("pod %s is still there", p.Name)
+				}
+			}
 		}
 		return nil
 	})

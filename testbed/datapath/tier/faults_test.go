@@ -144,6 +144,23 @@ func TestOperatorStopStart_RealAPIServer(t *testing.T) {
 	g.Expect(*dep.Spec.Replicas).To(Equal(int32(2)))
 	g.Expect(dep.Annotations).NotTo(HaveKey("kustomize.toolkit.fluxcd.io/reconcile"))
 	g.Expect(dep.Annotations).NotTo(HaveKey(StoppedReplicasAnnotation))
+
+	// A Deployment that Flux deleted (with the Kustomization that applied it): stop is in
+	// effect once the pods of its ReplicaSets are gone, and waits for that.
+	g.Expect(cl.Delete(ctx, dep)).To(Succeed())
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "polykube-operator-5d9f-x", Namespace: "polykube-system",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "polykube-operator-5d9f", UID: "u1"}}},
+		Spec: dep.Spec.Template.Spec}
+	g.Expect(cl.Create(ctx, orphan)).To(Succeed())
+	deleting := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(time.Second)
+		deleting <- time.Now()
+		_ = cl.Delete(ctx, orphan, client.GracePeriodSeconds(0))
+	}()
+	g.Expect(b.StopOperator(ctx, cluster)).To(Succeed())
+	g.Expect(time.Now()).To(BeTemporally(">=", <-deleting), "stop returned while the operator's pod was still there")
+	g.Expect(cl.Get(ctx, client.ObjectKeyFromObject(other), other)).To(Succeed(), "a pod of no ReplicaSet of the operator stays")
 }
 
 // writeKubeconfig writes a kubeconfig with one context for cfg, as kind would for a cluster.
