@@ -74,8 +74,8 @@ func benchUp(b *testing.B, n int) {
 		fmt.Printf("%d clusters ready in %s; peak RSS of all processes %d MiB (%d MiB per cluster)\n",
 			n, total.Round(100*time.Millisecond), rss>>20, rss>>20/int64(n))
 		for _, p := range tb.Phases {
-			fmt.Printf("  %-28s %s\n", p.Name, p.Duration.Round(100*time.Millisecond))
-			b.ReportMetric(p.Duration.Seconds(), "s/"+strings.Join(strings.Fields(strings.ToLower(p.Name)), "-"))
+			fmt.Printf("  %-28s %s\n", p.What, p.Took.Round(100*time.Millisecond))
+			b.ReportMetric(p.Took.Seconds(), "s/"+strings.Join(strings.Fields(strings.ToLower(p.What)), "-"))
 		}
 		b.ReportMetric(float64(rss>>20), "MiB-peak-RSS")
 		if err := tb.Down(ctx); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
+	"github.com/polykube/polykube/testbed/pipeline"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/provider/existing"
@@ -140,10 +141,7 @@ type Testbed struct {
 }
 
 // Phase is one timed step of Up.
-type Phase struct {
-	Name     string
-	Duration time.Duration
-}
+type Phase = pipeline.Phase
 
 // Open finds or prepares the run's state directory. It creates nothing else.
 func Open(opts Options) (*Testbed, error) {
@@ -262,22 +260,6 @@ func (tb *Testbed) saveState() error {
 }
 
 func (tb *Testbed) wait(name string) topology.Wait { return tb.state.Topology.Wait(name) }
-
-// step announces an action on a status line, runs it and reports how it went and how long
-// it took, kind-style.
-func (tb *Testbed) step(what string, fn func() error) error {
-	fmt.Fprintf(tb.log, " • %s …\n", what)
-	start := time.Now()
-	err := fn()
-	took := time.Since(start)
-	tb.Phases = append(tb.Phases, Phase{what, took})
-	if err != nil {
-		fmt.Fprintf(tb.log, " ✗ %s (%s)\n", what, took.Round(100*time.Millisecond))
-		return err
-	}
-	fmt.Fprintf(tb.log, " ✓ %s (%s)\n", what, took.Round(100*time.Millisecond))
-	return nil
-}
 
 // sourceDir is the Polykube checkout.
 func (tb *Testbed) sourceDir() (string, error) {

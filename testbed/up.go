@@ -11,6 +11,7 @@ import (
 
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
+	"github.com/polykube/polykube/testbed/pipeline"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/provider"
@@ -63,45 +64,39 @@ func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
 		}
 	}()
 
-	top := tb.state.Topology
-	if err := tb.step("Checking prerequisites", func() error { return tb.preflight(ctx) }); err != nil {
+	steps := &pipeline.Steps{Out: tb.log}
+	defer func() { tb.Phases = steps.Phases }()
+	if err := steps.Run(tb.actions(ctx, opts)); err != nil {
 		return err
-	}
-	if err := tb.saveState(); err != nil {
-		return err
-	}
-	p, err := tb.Provider()
-	if err != nil {
-		return err
-	}
-	if err := tb.step(fmt.Sprintf("Creating %d %s clusters", len(top.Clusters), p.Name()), func() error {
-		return tb.createClusters(ctx, p)
-	}); err != nil {
-		return err
-	}
-	if top.HasAddon(topology.AddonGit) {
-		if err := tb.step("Starting Git server", func() error { return tb.upGit(ctx, opts.SelfBinary) }); err != nil {
-			return err
-		}
-	}
-	if top.HasAddon(topology.AddonFlux) {
-		if err := tb.step("Installing Flux", func() error { return tb.upFlux(ctx) }); err != nil {
-			return err
-		}
-	}
-	if top.HasAddon(topology.AddonOperator) {
-		if err := tb.step("Starting operators", func() error { return tb.upOperators(ctx) }); err != nil {
-			return err
-		}
-	}
-	if top.HasAddon(topology.AddonMeshMirror) {
-		what := fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
-			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration)
-		if err := tb.step(what, func() error { return tb.upMeshMirror(ctx, opts.SelfBinary) }); err != nil {
-			return err
-		}
 	}
 	return tb.saveState()
+}
+
+// actions are the steps of Up, in order: the prerequisites, the clusters, then each add-on
+// the topology lists (the same pipeline the datapath tier runs, with its own actions).
+func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Action {
+	top := tb.state.Topology
+	return []pipeline.Action{
+		{What: "Checking prerequisites", Run: func() error {
+			if err := tb.preflight(ctx); err != nil {
+				return err
+			}
+			return tb.saveState()
+		}},
+		{What: fmt.Sprintf("Creating %d %s clusters", len(top.Clusters), top.Provider), Run: func() error {
+			p, err := tb.Provider()
+			if err != nil {
+				return err
+			}
+			return tb.createClusters(ctx, p)
+		}},
+		{What: "Starting Git server", Run: func() error { return tb.upGit(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonGit)},
+		{What: "Installing Flux", Run: func() error { return tb.upFlux(ctx) }, Skip: !top.HasAddon(topology.AddonFlux)},
+		{What: "Starting operators", Run: func() error { return tb.upOperators(ctx) }, Skip: !top.HasAddon(topology.AddonOperator)},
+		{What: fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
+			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration),
+			Run: func() error { return tb.upMeshMirror(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonMeshMirror)},
+	}
 }
 
 // preflight checks disk space and resolves the binaries, so a missing tool fails before

@@ -35,6 +35,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/pipeline"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -90,18 +91,13 @@ func (e *Env) cli(path string, args ...string) execx.Cmd {
 
 // Step runs one action between kind-style status lines.
 func (e *Env) Step(what string, fn func() error) error {
-	fmt.Fprintf(e.Out, " • %s\n", what)
-	start := time.Now()
-	if err := fn(); err != nil {
-		fmt.Fprintf(e.Out, " ✗ %s\n", what)
-		return fmt.Errorf("%s: %w", strings.ToLower(what[:1])+what[1:], err)
-	}
-	if e.Runner.DryRun() {
-		fmt.Fprintf(e.Out, " ✓ %s\n", what)
-	} else {
-		fmt.Fprintf(e.Out, " ✓ %s (%s)\n", what, time.Since(start).Round(time.Second))
-	}
-	return nil
+	return e.Steps().Step(what, fn)
+}
+
+// Steps announces the actions of a pipeline on Out, untimed in a dry run (whose output is
+// compared with golden files).
+func (e *Env) Steps() *pipeline.Steps {
+	return &pipeline.Steps{Out: e.Out, Untimed: e.Runner.DryRun()}
 }
 
 // Client is an admin client of a member.

@@ -31,6 +31,7 @@ import (
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/pipeline"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/provider/k0s"
 	"github.com/polykube/polykube/testbed/provider/kind"
@@ -306,29 +307,16 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 			err = errors.Join(err, fmt.Errorf("clean up after the failure: %w", derr))
 		}
 	}()
-	for _, s := range b.actions(ctx) {
-		if s.skip {
-			continue
-		}
-		if err := e.Step(s.what, s.fn); err != nil {
-			return err
-		}
+	if err := e.Steps().Run(b.actions(ctx)); err != nil {
+		return err
 	}
 	return b.saveState()
-}
-
-// action is one step of bring-up, announced on a status line; skip leaves it out (an add-on
-// the topology does not list).
-type action struct {
-	what string
-	fn   func() error
-	skip bool
 }
 
 // actions are the steps of Up, in order, as kind's create pipeline is a list of actions: the
 // clusters, the images in their nodes, the CNI and its checks, then the add-ons the topology
 // lists (git, flux, operator).
-func (b *Bed) actions(ctx context.Context) []action {
+func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 	e := b.env
 	top := b.state.Topology
 	has := func(a string) bool { return slices.Contains(top.Addons, a) }
@@ -337,28 +325,28 @@ func (b *Bed) actions(ctx context.Context) []action {
 	if local {
 		images = "images built here"
 	}
-	return []action{
-		{what: "Checking the host", fn: func() error { return b.preflight(ctx) }},
-		{what: fmt.Sprintf("Creating %d %s clusters (%s)", len(top.Clusters), top.Provider, images), fn: func() error { return b.createClusters(ctx) }},
-		{what: "Building the Polykube image " + datapath.Image, fn: func() error { return b.buildImage(ctx) }},
-		{what: "Loading images into every node", fn: func() error { return b.loadImages(ctx) }},
-		{what: "Installing Cilium " + datapath.CiliumVersion + " with Helm", fn: func() error {
+	return []pipeline.Action{
+		{What: "Checking the host", Run: func() error { return b.preflight(ctx) }},
+		{What: fmt.Sprintf("Creating %d %s clusters (%s)", len(top.Clusters), top.Provider, images), Run: func() error { return b.createClusters(ctx) }},
+		{What: "Building the Polykube image " + datapath.Image, Run: func() error { return b.buildImage(ctx) }},
+		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }},
+		{What: "Installing Cilium " + datapath.CiliumVersion + " with Helm", Run: func() error {
 			opts, err := b.ciliumOptions(ctx)
 			if err != nil {
 				return err
 			}
 			return datapath.InstallCilium(ctx, e, opts)
 		}},
-		{what: "Waiting for Cilium, the nodes and CoreDNS", fn: func() error { return datapath.WaitCilium(ctx, e) }},
-		{what: "Checking pod-to-Service traffic in every cluster", fn: func() error { return datapath.CheckServices(ctx, e) }},
-		{what: "Waiting for Cilium ClusterMesh", fn: func() error { return datapath.MeshStatus(ctx, e) }, skip: len(e.Members) < 2},
-		{what: "Starting the Git server", fn: func() error { return b.upGit(ctx) }, skip: !has(topology.AddonGit)},
-		{what: "Checking that a pod reaches the Git server", fn: func() error { return datapath.CheckGitReachable(ctx, e, b.GitURL()) },
-			skip: !has(topology.AddonGit) || !has(topology.AddonFlux)},
-		{what: "Installing Flux", fn: func() error { return b.upFlux(ctx) }, skip: !has(topology.AddonFlux)},
-		{what: "Waiting for the operators", fn: func() error { return b.waitOperators(ctx) }, skip: !has(topology.AddonOperator)},
-		{what: "Checking that nothing was pulled", fn: func() error { return b.checkNothingPulled(ctx) }, skip: !local},
-		{what: "Recording the run", fn: b.saveState},
+		{What: "Waiting for Cilium, the nodes and CoreDNS", Run: func() error { return datapath.WaitCilium(ctx, e) }},
+		{What: "Checking pod-to-Service traffic in every cluster", Run: func() error { return datapath.CheckServices(ctx, e) }},
+		{What: "Waiting for Cilium ClusterMesh", Run: func() error { return datapath.MeshStatus(ctx, e) }, Skip: len(e.Members) < 2},
+		{What: "Starting the Git server", Run: func() error { return b.upGit(ctx) }, Skip: !has(topology.AddonGit)},
+		{What: "Checking that a pod reaches the Git server", Run: func() error { return datapath.CheckGitReachable(ctx, e, b.GitURL()) },
+			Skip: !has(topology.AddonGit) || !has(topology.AddonFlux)},
+		{What: "Installing Flux", Run: func() error { return b.upFlux(ctx) }, Skip: !has(topology.AddonFlux)},
+		{What: "Waiting for the operators", Run: func() error { return b.waitOperators(ctx) }, Skip: !has(topology.AddonOperator)},
+		{What: "Checking that nothing was pulled", Run: func() error { return b.checkNothingPulled(ctx) }, Skip: !local},
+		{What: "Recording the run", Run: b.saveState},
 	}
 }
 
