@@ -105,7 +105,7 @@ func TestFeatures(t *testing.T) {
 		Options:             &run,
 	}.Run()
 
-	summary := results.summary(plan.notRun, time.Since(start))
+	summary := results.summary(top.Provider, plan.notRun, time.Since(start))
 	fmt.Print(summary)
 	if err := os.WriteFile(filepath.Join(artifacts, "summary.txt"), []byte(summary), 0o644); err != nil {
 		t.Errorf("write the summary: %v", err)
@@ -357,13 +357,18 @@ func (r *results) add(p *godog.Scenario, err error) {
 	}
 }
 
-func (r *results) summary(notRun []notRun, wall time.Duration) string {
+// summary lists every scenario selected, with where it ran (the provider) and how it went:
+// the passed ones, the failed ones with their first error line, and those not run with why.
+func (r *results) summary(provider string, notRun []notRun, wall time.Duration) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nscenario suite: %d passed, %d failed, %d not run in %s\n", len(r.passed), len(r.failed), len(notRun), wall.Round(time.Millisecond))
+	fmt.Fprintf(&b, "\nscenario suite on %s: %d passed, %d failed, %d not run in %s\n", provider, len(r.passed), len(r.failed), len(notRun), wall.Round(time.Millisecond))
+	for _, p := range slices.Sorted(slices.Values(r.passed)) {
+		fmt.Fprintf(&b, "  passed on %s: %s\n", provider, p)
+	}
 	for _, f := range r.failed {
-		fmt.Fprintf(&b, "  failed: %s\n", f)
+		fmt.Fprintf(&b, "  failed on %s: %s\n", provider, f)
 	}
 	for _, n := range notRun {
 		fmt.Fprintf(&b, "  not run: %s — %s (%s)\n", n.reason, n.name, n.location)
