@@ -431,8 +431,8 @@ func TestExpand(t *testing.T) {
 		{names: []string{"kwok"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl"},
 		{names: []string{"kwokctl", "envtest", "etcd"}, want: "kwokctl etcd kube-apiserver"},
 		{names: []string{"flux", "tofu"}, want: "source-controller kustomize-controller tofu"},
-		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns"},
-		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu kubelet kubeadm kubectl kube-proxy coredns cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
+		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns crictl"},
+		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
 		{names: []string{"helm"}, wantErr: true},
 	}
 	for _, tt := range tests {

@@ -30,6 +30,10 @@ const (
 	// k8s.io/kubernetes/cmd/kubeadm/app/constants), built from github.com/coredns/coredns for
 	// the datapath tier's node image.
 	CoreDNSVersion = "v1.14.2"
+	// CriToolsVersion is crictl's, put in the kind node image for the diagnostics bundle
+	// (crictl ps, inspect and logs of every container), built from sigs.k8s.io/cri-tools; it
+	// speaks CRI v1, as the node's containerd does (v1.37.0 is served by the module proxy).
+	CriToolsVersion = "v1.37.0"
 	// CiliumVersion is the Cilium of the datapath tier, built from github.com/cilium/cilium
 	// (its module has the BPF sources and the Helm chart too).
 	CiliumVersion = "v1.20.2"
@@ -57,6 +61,7 @@ const (
 	Kubectl   = "kubectl"
 	KubeProxy = "kube-proxy"
 	CoreDNS   = "coredns"
+	Crictl    = "crictl"
 	// Cilium's binaries, for the datapath tier's Cilium images.
 	CiliumAgent          = "cilium-agent"
 	CiliumOperator       = "cilium-operator-generic"
@@ -80,11 +85,11 @@ var groups = []group{
 	{"tofu", []string{Tofu}},
 	// Everything a kind node image holds of Kubernetes: the control plane and etcd it runs as
 	// static pods, and the node's own binaries.
-	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS}},
+	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl}},
 	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS,
+		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
@@ -209,6 +214,14 @@ func pinnedTools() []*Tool {
 			probeArgs: []string{"-version"},
 			// No download: only the datapath tier's image factory needs it, and it builds there
 			// from module source like the rest of the node image.
+		},
+		{
+			Name: Crictl, Version: CriToolsVersion,
+			Module: "sigs.k8s.io/cri-tools", Package: "sigs.k8s.io/cri-tools/cmd/crictl",
+			probeArgs: []string{"--version"},
+			ldflags:   []string{"-X", "sigs.k8s.io/cri-tools/pkg/version.Version=" + strings.TrimPrefix(CriToolsVersion, "v")},
+			// No download: only the kind node image needs it, built here from module source
+			// like the rest of that image.
 		},
 		kwok(Kwok),
 		kwok(Kwokctl),

@@ -11,7 +11,8 @@
 #   2. kind's base files (entrypoint, systemd units, containerd config) from the
 #      sigs.k8s.io/kind module, set up as kind's base Dockerfile does;
 #   3. kubelet, kubeadm and kubectl from the pinned toolchain (polykube-testbed tools --build
-#      kind-node, built from k8s.io/kubernetes);
+#      kind-node, built from k8s.io/kubernetes), and crictl (from sigs.k8s.io/cri-tools), which
+#      kind's log export runs in every node;
 #   4. the images kubeadm runs as static pods (kube-apiserver, kube-controller-manager,
 #      kube-scheduler, etcd) made FROM scratch around the toolchain's binaries, and pause built
 #      from testbed/images/pause, imported into the node's containerd as kind does (`ctr images
@@ -104,7 +105,7 @@ if [[ ! -f $cache/rootfs.done ]]; then
 else
   say "reusing the root filesystem in $rootfs"
 fi
-for b in kubelet kubeadm kubectl; do install -m 0755 "$(bin "$b")" "$rootfs/usr/bin/$b"; done
+for b in kubelet kubeadm kubectl crictl; do install -m 0755 "$(bin "$b")" "$rootfs/usr/bin/$b"; done
 echo "$k8s" >"$rootfs/kind/version"
 
 say "importing the root filesystem as polykube.local/kind-node-base:$k8s"

@@ -48,7 +48,7 @@ func LocalImages() []LocalImage {
 	c := LocalCiliumImages()
 	return []LocalImage{
 		{Name: "kind-node", Refs: []string{LocalNodeImage()}, Script: "scripts/images/kind-node.sh",
-			What: "kind node: Debian bookworm, kind's base files, Kubernetes " + toolchain.KubernetesVersion + " with its control-plane, kube-proxy, CoreDNS and pause images pre-loaded"},
+			What: "kind node: Debian bookworm, kind's base files, Kubernetes " + toolchain.KubernetesVersion + " with its control-plane, kube-proxy, CoreDNS and pause images pre-loaded, and crictl"},
 		{Name: "cilium", Refs: c.List(), Script: "scripts/images/cilium.sh",
 			What: "Cilium " + toolchain.CiliumVersion + ": agent (with clang-19 and the BPF sources), operator-generic, clustermesh-apiserver"},
 		{Name: "flux", Refs: LocalFluxImages().List(),
