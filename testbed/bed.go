@@ -14,6 +14,8 @@ import (
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/provider/existing"
+	"github.com/polykube/polykube/testbed/provider/kwok"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -137,16 +139,28 @@ func cmpOr(a, b string) string {
 type BedOpener func(BedOptions) (Bed, error)
 
 var (
-	bedsMu sync.Mutex
-	beds   = map[string]BedOpener{}
+	bedsMu  sync.Mutex
+	beds    = map[string]BedOpener{}
+	bedCaps = map[string][]provider.Capability{}
 )
 
-// RegisterBed makes OpenBed open the beds of a provider with open (testbed/datapath/tier
-// registers kind and k0s).
-func RegisterBed(providerName string, open BedOpener) {
+// RegisterBed makes OpenBed open the beds of a provider with open, and records what the
+// provider's clusters can do (testbed/datapath/tier registers kind and k0s). A new provider
+// registers itself here, in its bed's init, and nothing else needs to name it.
+func RegisterBed(providerName string, open BedOpener, caps []provider.Capability) {
 	bedsMu.Lock()
 	defer bedsMu.Unlock()
 	beds[providerName] = open
+	bedCaps[providerName] = caps
+}
+
+// BedCapabilities are the capabilities registered for a provider, known before anything is
+// brought up; false when no bed is registered for it.
+func BedCapabilities(providerName string) ([]provider.Capability, bool) {
+	bedsMu.Lock()
+	defer bedsMu.Unlock()
+	caps, ok := bedCaps[providerName]
+	return caps, ok
 }
 
 func init() {
@@ -160,8 +174,8 @@ func init() {
 		}
 		return HermeticBed{Testbed: tb, up: UpOptions{Retain: o.Retain, SelfBinary: o.SelfBinary}}, nil
 	}
-	RegisterBed(topology.ProviderKwok, hermetic)
-	RegisterBed(topology.ProviderExisting, hermetic)
+	RegisterBed(topology.ProviderKwok, hermetic, kwok.Capabilities)
+	RegisterBed(topology.ProviderExisting, hermetic, existing.Capabilities)
 }
 
 // OpenBed opens the bed of the options' provider. It creates nothing.

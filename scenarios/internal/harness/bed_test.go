@@ -120,3 +120,14 @@ func TestHarness_LinksEveryBed(t *testing.T) {
 		g.Expect(b.Exists()).To(BeFalse(), "provider %s: nothing was brought up", p)
 	}
 }
+
+// The runner plans from what each provider's bed registered, before anything is up.
+func TestProviderCapabilities_FromTheRegisteredBeds(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ProviderCapabilities("kind")).To(ContainElement(CapabilityDatapath))
+	g.Expect(ProviderCapabilities("k0s")).To(ContainElement(CapabilityDatapath))
+	g.Expect(ProviderCapabilities("kwok")).NotTo(ContainElement(CapabilityDatapath))
+	g.Expect(ProviderCapabilities("kwok")).To(ContainElement("fake-nodes"))
+	g.Expect(ProviderCapabilities("existing")).To(BeEmpty())
+	g.Expect(ProviderCapabilities("minikube")).To(BeEmpty())
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -18,12 +19,14 @@ var Open OpenFunc = openBed
 
 // ProviderCapabilities are the capabilities a test-bed provider's federation has, known
 // before anything is brought up, so the runner can report what it will not run.
+// They are those the provider's bed registered (testbed.RegisterBed).
 func ProviderCapabilities(provider string) []string {
-	switch provider {
-	case topology.ProviderKind, topology.ProviderK0s:
-		return []string{CapabilityDatapath}
+	caps, _ := testbed.BedCapabilities(provider)
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = string(c)
 	}
-	return nil
+	return out
 }
 
 // TopologyEnv names a topology file that replaces the one config.yaml names, for example

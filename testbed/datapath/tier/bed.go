@@ -16,6 +16,8 @@ import (
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/provider/k0s"
+	"github.com/polykube/polykube/testbed/provider/kind"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -28,9 +30,8 @@ var _ testbed.Bed = (*Bed)(nil)
 const operatorTokenSeconds = 24 * 60 * 60
 
 func init() {
-	for _, p := range []string{topology.ProviderKind, topology.ProviderK0s} {
-		testbed.RegisterBed(p, openBed)
-	}
+	testbed.RegisterBed(topology.ProviderKind, openBed, kind.Capabilities)
+	testbed.RegisterBed(topology.ProviderK0s, openBed, k0s.Capabilities)
 }
 
 // openBed opens the datapath run of o. Without a topology it opens the run's recorded one,

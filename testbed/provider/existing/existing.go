@@ -30,7 +30,10 @@ func (p *Provider) Name() string { return Name }
 
 // Capabilities implements provider.Provider. Whether an existing cluster has a data path
 // is not known, so it claims none.
-func (p *Provider) Capabilities() []provider.Capability { return nil }
+func (p *Provider) Capabilities() []provider.Capability { return Capabilities }
+
+// Capabilities are none: existing clusters are used as they are.
+var Capabilities []provider.Capability
 
 func (p *Provider) cluster(name string) (*provider.Cluster, error) {
 	c := p.opts.Topology.Cluster(name)

@@ -97,9 +97,11 @@ func New(opts provider.Options, o Options) *Provider {
 func (p *Provider) Name() string { return Name }
 
 // Capabilities implements provider.Provider: real pods and a real network.
-func (p *Provider) Capabilities() []provider.Capability {
-	return []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath}
-}
+func (p *Provider) Capabilities() []provider.Capability { return Capabilities }
+
+// Capabilities are what every cluster of this provider can do, known before one exists (the
+// bed registration carries them, so a scenario runner can plan without bringing anything up).
+var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath}
 
 // Context is the kubeconfig context kind writes for a cluster.
 func Context(name string) string { return "kind-" + name }

@@ -85,9 +85,11 @@ func New(opts provider.Options, bins Binaries) (*Provider, error) {
 func (p *Provider) Name() string { return Name }
 
 // Capabilities implements provider.Provider: kwok has no data path.
-func (p *Provider) Capabilities() []provider.Capability {
-	return []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityFakeNodes}
-}
+func (p *Provider) Capabilities() []provider.Capability { return Capabilities }
+
+// Capabilities are what every cluster of this provider can do, known before one exists (the
+// bed registration carries them, so a scenario runner can plan without bringing anything up).
+var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityFakeNodes}
 
 // Ports are the ports of one cluster, chosen by the test bed so that clusters can be created
 // at the same time without two picking the same one.
