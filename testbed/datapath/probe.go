@@ -194,12 +194,7 @@ func runJob(ctx context.Context, e *Env, m Member, job *batchv1.Job) (string, er
 }
 
 func jobLog(ctx context.Context, m Member, job *batchv1.Job) (string, error) {
-	cfg, err := provider.RESTConfig(m.Kubeconfig, m.Context)
-	if err != nil {
-		return "", err
-	}
-	cfg.Timeout = 30 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := clientset(m)
 	if err != nil {
 		return "", err
 	}
@@ -210,11 +205,31 @@ func jobLog(ctx context.Context, m Member, job *batchv1.Job) (string, error) {
 	if len(pods.Items) == 0 {
 		return "", fmt.Errorf("probe Job %s has no pod", job.Name)
 	}
-	data, err := cs.CoreV1().Pods(job.Namespace).GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	return PodLog(ctx, m, job.Namespace, pods.Items[0].Name)
+}
+
+// PodLog reads the log of a pod of the member (its first container's).
+func PodLog(ctx context.Context, m Member, namespace, name string) (string, error) {
+	cs, err := clientset(m)
 	if err != nil {
-		return "", fmt.Errorf("read the log of %s: %w", pods.Items[0].Name, err)
+		return "", err
+	}
+	data, err := cs.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the log of pod %s/%s in %s: %w", namespace, name, m.Name, err)
 	}
 	return string(data), nil
+}
+
+// clientset is a typed admin client of the member, for what controller-runtime's client
+// does not do (pod logs).
+func clientset(m Member) (*kubernetes.Clientset, error) {
+	cfg, err := provider.RESTConfig(m.Kubeconfig, m.Context)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 30 * time.Second
+	return kubernetes.NewForConfig(cfg)
 }
 
 // The echo workload of examples/echo.

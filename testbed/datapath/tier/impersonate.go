@@ -11,12 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
-	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -82,7 +80,7 @@ func (b *Bed) StartOperatorAs(ctx context.Context, cluster, clusterName string) 
 		}
 		return fmt.Errorf("pod %s is %s", p.Name, phase)
 	})
-	logs, logErr := podLog(ctx, m, pod.Namespace, pod.Name)
+	logs, logErr := datapath.PodLog(ctx, m, pod.Namespace, pod.Name)
 	switch {
 	case waitErr != nil && phase == corev1.PodRunning:
 		return logs, fmt.Errorf("%w: started as %q in cluster %s, it was still running after %s", testbed.ErrOperatorRan, clusterName, cluster, w.Timeout.Duration)
@@ -142,22 +140,4 @@ func deletePodAndWait(ctx context.Context, cl client.Client, namespace, name str
 		}
 		return errors.New("still there")
 	})
-}
-
-// podLog reads a pod's log (its first container's).
-func podLog(ctx context.Context, m datapath.Member, namespace, name string) (string, error) {
-	cfg, err := provider.RESTConfig(m.Kubeconfig, m.Context)
-	if err != nil {
-		return "", err
-	}
-	cfg.Timeout = 30 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	data, err := cs.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		return "", fmt.Errorf("read the log of pod %s/%s in %s: %w", namespace, name, m.Name, err)
-	}
-	return string(data), nil
 }

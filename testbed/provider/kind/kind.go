@@ -258,12 +258,9 @@ func (p *Provider) NodeNames(name string) ([]string, error) {
 		}
 		return names, nil
 	}
-	ns, err := p.kind.ListNodes(name)
+	ns, err := p.listNodes(name)
 	if err != nil {
-		return nil, fmt.Errorf("list the nodes of kind cluster %s: %w", name, err)
-	}
-	if len(ns) == 0 {
-		return nil, fmt.Errorf("kind cluster %s has no nodes: create it first (polykube-testbed up --provider kind)", name)
+		return nil, err
 	}
 	out := make([]string, len(ns))
 	for i, n := range ns {
@@ -271,6 +268,18 @@ func (p *Provider) NodeNames(name string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// listNodes lists a cluster's nodes, failing when it has none.
+func (p *Provider) listNodes(name string) ([]nodes.Node, error) {
+	ns, err := p.kind.ListNodes(name)
+	if err != nil {
+		return nil, fmt.Errorf("list the nodes of kind cluster %s: %w", name, err)
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("kind cluster %s has no nodes: create it first (polykube-testbed up --provider kind)", name)
+	}
+	return ns, nil
 }
 
 func workerName(cluster string, i int) string {

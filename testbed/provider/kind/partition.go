@@ -109,12 +109,9 @@ func (p *Provider) nodes(cluster string) ([]node, error) {
 		}
 		return out, nil
 	}
-	ns, err := p.kind.ListNodes(cluster)
+	ns, err := p.listNodes(cluster)
 	if err != nil {
-		return nil, fmt.Errorf("list the nodes of kind cluster %s: %w", cluster, err)
-	}
-	if len(ns) == 0 {
-		return nil, fmt.Errorf("kind cluster %s has no nodes: create it first (polykube-testbed up --provider kind)", cluster)
+		return nil, err
 	}
 	out := make([]node, 0, len(ns))
 	for _, n := range ns {
