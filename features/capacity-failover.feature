@@ -64,8 +64,9 @@ Feature: Capacity failover
   Scenario: A blip shorter than detectAfter moves nothing
     # detectAfter is raised for this one: on kind a stopped cluster is back in the others'
     # mesh view only a minute or more after its start (Cilium reconnects and resyncs), which
-    # 20s cannot call a blip; 180s can, on both tiers, and no step here waits for it.
-    Given the Workload "web" fails over after 180s and gives back after 20s, with at most 2 extra replicas per cluster
+    # 20s cannot call a blip; 180s can, on both tiers. returnAfter may not be shorter (the API
+    # refuses a Workload that would give replicas back sooner than it takes them).
+    Given the Workload "web" fails over after 180s and gives back after 180s, with at most 2 extra replicas per cluster
     And I commit the Workload "web" to Git
     When the API server of cluster "gamma" is stopped
     And the clusters other than "gamma" no longer see its endpoints of "web" through the mesh
