@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -193,7 +194,7 @@ func (sc *Scenario) workloadProcessed(ctx context.Context, cluster string, c cli
 		return nil, fmt.Errorf("get Workload %s: %w", name, err)
 	}
 	if want, ok := sc.Workloads[name]; ok && !equalDistribution(want.Spec.Distribution, w.Spec.Distribution) {
-		return nil, fmt.Errorf("Workload %s does not have the spec the scenario last committed yet", name)
+		return nil, fmt.Errorf("Workload %s does not have the spec the scenario last committed yet%s", name, fluxNotReady(ctx, c))
 	}
 	if w.Status.ObservedGeneration != w.Generation {
 		return nil, fmt.Errorf("Workload %s generation %d not yet processed (status.observedGeneration %d)", name, w.Generation, w.Status.ObservedGeneration)
@@ -540,4 +541,16 @@ func (sc *Scenario) CommitManifest(ctx context.Context, kind, name string, obj a
 		return fmt.Errorf("encode %s %s: %w", kind, name, err)
 	}
 	return sc.commit(ctx, fmt.Sprintf("scenarios: %s %s/%s", kind, sc.Namespace, name), map[string][]byte{gitName(kind, name): data})
+}
+
+// fluxNotReady says why the cluster's Flux Kustomization is not Ready (for example the API
+// server refused a committed object), or nothing when it is Ready or cannot be read: a
+// commit that never arrives then names its cause.
+func fluxNotReady(ctx context.Context, c client.Client) string {
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	if err := c.Get(ctx, fluxKey, ks); err != nil || readyTrue(ks) {
+		return ""
+	}
+	return fmt.Sprintf(" (Flux Kustomization %s is not Ready: %s)", fluxKey, readyMessage(ks))
 }
