@@ -28,6 +28,36 @@ Feature: Routing through the global service
     Then every call is answered
     And every answer comes from cluster "beta"
 
+  Scenario: A global Service with replicas in two clusters is answered by both, from every cluster
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
+    When I commit to Git the Workload "echo" with cluster "gamma" at 0 replicas
+    And the replicas of "echo" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+      | gamma   | 0        |
+    And a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha" and "beta"
+    And no answer comes from cluster "gamma"
+    When a client in cluster "beta" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha" and "beta"
+    And no answer comes from cluster "gamma"
+    When a client in cluster "gamma" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha" and "beta"
+    And no answer comes from cluster "gamma"
+
+  Scenario: A Service that is not shared keeps each cluster's backends to itself
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none and shared false is committed to Git
+    When a client in cluster "beta" calls the Service "echo" 60 times
+    Then every call is answered
+    And every answer comes from cluster "beta"
+    When a client in cluster "gamma" calls the Service "echo" 60 times
+    Then every call is answered
+    And every answer comes from cluster "gamma"
+
   @slow
   Scenario: Scaling a cluster to zero moves its traffic to the others
     Given the ServiceEndpoint "echo" for the Workload "echo" with affinity local is committed to Git

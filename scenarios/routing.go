@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/scenarios/internal/harness"
 )
@@ -40,7 +42,7 @@ func routingSteps(r *registry) {
 			return nil
 		})
 	})
-	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote) is committed to Git$`, func(ctx context.Context, name, workload, affinity string) error {
+	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote)( and shared false)? is committed to Git$`, func(ctx context.Context, name, workload, affinity, notShared string) error {
 		return with(ctx, func(s *harness.Scenario) error {
 			se := &polykubev1alpha1.ServiceEndpoint{}
 			se.APIVersion, se.Kind = polykubev1alpha1.GroupVersion.String(), "ServiceEndpoint"
@@ -49,6 +51,9 @@ func routingSteps(r *registry) {
 				WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: workload},
 				Ports:       []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}},
 				Affinity:    affinity,
+			}
+			if notShared != "" {
+				se.Spec.Shared = ptr.To(false) // service.cilium.io/shared: false in every cluster
 			}
 			if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
 				return err

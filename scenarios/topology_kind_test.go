@@ -66,7 +66,7 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 			routing++
 		}
 	}
-	g.Expect(routing).To(Equal(4))
+	g.Expect(routing).To(Equal(6))
 }
 
 func TestSelectTopology(t *testing.T) {
