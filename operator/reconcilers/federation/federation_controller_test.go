@@ -41,6 +41,17 @@ func TestReconciler_Federation_AllGood(t *testing.T) {
 	c, fx := startReconcilers(t, "good-a")
 	rectest.Create(t, c, newMember("good-a", 11, "10.11.0.0/16"))
 	rectest.Create(t, c, newMember("good-b", 12, "10.12.0.0/16", "fd00:12::/56"))
+	// The Federation is created once the manager's cache has both members (their reconciler,
+	// which reads the same cache, has seen them): created earlier, its first reconcile may
+	// not find good-b yet and rightly report it missing, an event this test says a healthy
+	// roster never emits.
+	g.Eventually(func(g Gomega) {
+		for _, name := range []string{"good-a", "good-b"} {
+			m := &polykubev1alpha1.ClusterMember{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, m)).To(Succeed())
+			g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation), "ClusterMember %s not reconciled yet", name)
+		}
+	}).WithTimeout(waitTimeout).WithPolling(waitInterval).Should(Succeed())
 	rectest.Create(t, c, newFederation("good", "good-a", "good-b"))
 
 	g.Eventually(func(g Gomega) {
