@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,8 +84,36 @@ func (sc *Scenario) ReaderConfig(ctx context.Context, cluster string) (*rest.Con
 		return nil, fmt.Errorf("request a token for %s/%s in cluster %q: %w", StatusReaderNamespace, StatusReaderName, cluster, err)
 	}
 	cfg := withCredentialsOf(admin, &rest.Config{BearerToken: tok.Status.Token})
+	if err := sc.awaitAllowed(ctx, cfg, cluster); err != nil {
+		return nil, err
+	}
 	sc.readers.cfg[cluster] = cfg
 	return cfg, nil
+}
+
+// awaitAllowed returns once the API server's authorizer lets the reader list Workloads in
+// every namespace. A ClusterRoleBinding takes effect only when the API server's RBAC cache
+// has it, a moment after it was created (longer on a loaded machine); a reader used before
+// that is refused, which a scenario would take for the role being wrong.
+func (sc *Scenario) awaitAllowed(ctx context.Context, cfg *rest.Config, cluster string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Group: polykubev1alpha1.GroupVersion.Group, Resource: "workloads"},
+	}}
+	what := fmt.Sprintf("cluster %q to authorize the status reader (ClusterRoleBinding %s) to list Workloads", cluster, StatusReaderName)
+	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if !got.Status.Allowed {
+			return fmt.Errorf("not allowed yet (%s)", cmp.Or(got.Status.Reason, "no reason given"))
+		}
+		return nil
+	})
 }
 
 // installStatusReader applies the kustomization that ships the status-reader ClusterRole
