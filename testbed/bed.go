@@ -14,8 +14,6 @@ import (
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/provider"
-	"github.com/polykube/polykube/testbed/provider/existing"
-	"github.com/polykube/polykube/testbed/provider/kwok"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -139,32 +137,32 @@ func cmpOr(a, b string) string {
 type BedOpener func(BedOptions) (Bed, error)
 
 var (
-	bedsMu  sync.Mutex
-	beds    = map[string]BedOpener{}
-	bedCaps = map[string][]provider.Capability{}
+	bedsMu sync.Mutex
+	beds   = map[provider.Placement]BedOpener{}
 )
 
-// RegisterBed makes OpenBed open the beds of a provider with open, and records what the
-// provider's clusters can do (testbed/datapath/tier registers kind and k0s). A new provider
-// registers itself here, in its bed's init, and nothing else needs to name it.
-func RegisterBed(providerName string, open BedOpener, caps []provider.Capability) {
+// RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
+// placement: this package registers the host-process bed, testbed/datapath/tier the
+// in-cluster one. A provider registers itself (provider.Register) and is listed once, in
+// providers.go; no bed names it.
+func RegisterBed(placement provider.Placement, open BedOpener) {
 	bedsMu.Lock()
 	defer bedsMu.Unlock()
-	beds[providerName] = open
-	bedCaps[providerName] = caps
+	beds[placement] = open
 }
 
 // BedCapabilities are the capabilities registered for a provider, known before anything is
-// brought up; false when no bed is registered for it.
+// brought up; false when no such provider is registered.
 func BedCapabilities(providerName string) ([]provider.Capability, bool) {
-	bedsMu.Lock()
-	defer bedsMu.Unlock()
-	caps, ok := bedCaps[providerName]
-	return caps, ok
+	reg, err := provider.Lookup(providerName)
+	if err != nil {
+		return nil, false
+	}
+	return reg.Capabilities, true
 }
 
 func init() {
-	hermetic := func(o BedOptions) (Bed, error) {
+	RegisterBed(provider.AddonsOnHost, func(o BedOptions) (Bed, error) {
 		if err := refuseDatapathOptions(o); err != nil {
 			return nil, err
 		}
@@ -173,12 +171,11 @@ func init() {
 			return nil, err
 		}
 		return HermeticBed{Testbed: tb, up: UpOptions{Retain: o.Retain, SelfBinary: o.SelfBinary}}, nil
-	}
-	RegisterBed(topology.ProviderKwok, hermetic, kwok.Capabilities)
-	RegisterBed(topology.ProviderExisting, hermetic, existing.Capabilities)
+	})
 }
 
-// OpenBed opens the bed of the options' provider. It creates nothing.
+// OpenBed opens the bed of the options' provider: the one registered for where that
+// provider's add-ons run. It creates nothing.
 func OpenBed(o BedOptions) (Bed, error) {
 	name := o.Provider
 	if name == "" && o.Topology != nil {
@@ -187,33 +184,44 @@ func OpenBed(o BedOptions) (Bed, error) {
 	if name == "" {
 		name = topology.ProviderKwok
 	}
+	o.Provider = name
 	if o.Topology != nil && o.Topology.Provider != name {
 		top := *o.Topology
 		top.Provider = name
 		o.Topology = &top
 	}
-	bedsMu.Lock()
-	open, ok := beds[name]
-	known := make([]string, 0, len(beds))
-	for n := range beds {
-		known = append(known, n)
+	reg, err := provider.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
+	bedsMu.Lock()
+	open, ok := beds[reg.Placement]
 	bedsMu.Unlock()
 	if !ok {
-		slices.Sort(known)
-		return nil, fmt.Errorf("provider %q: %w; the providers are %v", name, provider.ErrNotSupported, known)
+		// The in-cluster bed registers from testbed/datapath/tier; a program that does not
+		// import it cannot open those runs.
+		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/datapath/tier): %w", name, provider.ErrNotSupported)
 	}
 	return open(o)
 }
 
-// RunDir is where a run of a provider keeps its state under root: the hermetic runs directly
-// by name, the others by name and provider (a kind and a kwok run may share a name).
+// RunDir is where a run of a provider keeps its state under root: the runs whose add-ons
+// run on the host directly by name, the others by name and provider (a kind and a kwok run
+// may share a name).
 func RunDir(root, run, providerName string) string {
-	switch providerName {
-	case "", topology.ProviderKwok, topology.ProviderExisting:
+	if reg, err := provider.Lookup(cmpOr(providerName, topology.ProviderKwok)); err != nil || reg.Placement == provider.AddonsOnHost {
 		return filepath.Join(root, run)
 	}
 	return filepath.Join(root, run+"-"+providerName)
+}
+
+// ProviderFlag is the --provider flag a command on a run of providerName needs: none for
+// the runs kept directly by name (RunDir), which are found by name alone.
+func ProviderFlag(providerName string) string {
+	if RunDir("", "r", providerName) == "r" {
+		return ""
+	}
+	return " --provider " + providerName
 }
 
 // HermeticBed is the Testbed as a Bed.

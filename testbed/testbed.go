@@ -24,12 +24,11 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/toolchain"
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/pipeline"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/provider"
-	"github.com/polykube/polykube/testbed/provider/existing"
-	"github.com/polykube/polykube/testbed/provider/kwok"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -306,24 +305,22 @@ func (tb *Testbed) Provider() (provider.Provider, error) {
 	if tb.provider != nil {
 		return tb.provider, nil
 	}
-	opts := provider.Options{Dir: filepath.Join(tb.dir, "clusters"), Topology: tb.state.Topology, Log: tb.log}
-	switch tb.state.Topology.Provider {
-	case topology.ProviderKwok:
-		b := tb.state.Binaries
-		p, err := kwok.New(opts, kwok.Binaries{
-			Kwokctl: b[toolchain.Kwokctl], KwokController: b[toolchain.Kwok], KubeAPIServer: b[toolchain.KubeAPIServer],
-			KubeControllerManager: b[toolchain.KubeControllerManager], KubeScheduler: b[toolchain.KubeScheduler], Etcd: b[toolchain.Etcd],
-		})
-		if err != nil {
-			return nil, err
-		}
-		tb.provider = p
-	case topology.ProviderExisting:
-		tb.provider = existing.New(opts)
-	default:
-		return nil, fmt.Errorf("provider %s: %w by this bed, which runs kwok and existing clusters; kind and k0s clusters are brought up by the datapath tier (polykube-testbed up --provider kind|k0s)",
-			tb.state.Topology.Provider, provider.ErrNotSupported)
+	reg, err := provider.Lookup(tb.state.Topology.Provider)
+	if err != nil {
+		return nil, err
 	}
+	if reg.Placement != provider.AddonsOnHost {
+		return nil, fmt.Errorf("provider %s: %w by this bed, which runs the add-ons as host processes; %s runs them in its clusters (polykube-testbed up --provider %[1]s)",
+			reg.Name, provider.ErrNotSupported, reg.Name)
+	}
+	p, err := reg.New(provider.Setup{
+		Options: provider.Options{Dir: filepath.Join(tb.dir, "clusters"), Topology: tb.state.Topology, Log: tb.log},
+		Tools:   tb.state.Binaries, Runner: execx.Exec{Log: tb.log},
+	})
+	if err != nil {
+		return nil, err
+	}
+	tb.provider = p
 	return tb.provider, nil
 }
 

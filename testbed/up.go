@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -112,10 +113,11 @@ func (tb *Testbed) preflight(ctx context.Context) error {
 		}
 	}
 	top := tb.state.Topology
-	var groups []string
-	if top.Provider == topology.ProviderKwok {
-		groups = append(groups, "kwok")
+	reg, err := provider.Lookup(top.Provider)
+	if err != nil {
+		return err
 	}
+	groups := slices.Clone(reg.ToolGroups)
 	if top.HasAddon(topology.AddonFlux) {
 		groups = append(groups, "flux")
 	}

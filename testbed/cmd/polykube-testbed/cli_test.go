@@ -114,8 +114,8 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 		{[]string{"up", "--dry-run"}, "--dry-run: only the kind and k0s providers"},
 		{[]string{"up", "--images", "local"}, "--images: only the kind and k0s providers"},
 		{[]string{"git", "commit", "testdata/missing", "--provider", "kind", "--dry-run"}, "testdata/missing"},
-		{[]string{"up", "--provider", "minikube"}, `provider "minikube"`},
-		{[]string{"demo", "--provider", "minikube"}, "the providers are [existing k0s kind kwok]"},
+		{[]string{"up", "--provider", "minikube"}, `unknown provider "minikube"`},
+		{[]string{"demo", "--provider", "minikube"}, "use one of existing, k0s, kind, kwok"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			g := NewWithT(t)

@@ -116,18 +116,12 @@ func (f *runFlags) runName(b testbed.Bed) string {
 
 // upCommand is the command that brings up a bed of b's provider.
 func upCommand(b testbed.Bed) string {
-	if p := b.Topology().Provider; p != topology.ProviderKwok && p != topology.ProviderExisting {
-		return "polykube-testbed up --provider " + p
-	}
-	return "polykube-testbed up"
+	return "polykube-testbed up" + testbed.ProviderFlag(b.Topology().Provider)
 }
 
 // downCommand is the command that tears down run of b's provider.
 func downCommand(b testbed.Bed, run string) string {
-	cmd := "polykube-testbed down"
-	if p := b.Topology().Provider; p != topology.ProviderKwok && p != topology.ProviderExisting {
-		cmd += " --provider " + p
-	}
+	cmd := "polykube-testbed down" + testbed.ProviderFlag(b.Topology().Provider)
 	if run != "" && run != topology.Default().Name {
 		cmd += " --run " + run
 	}

@@ -16,8 +16,6 @@ import (
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
-	"github.com/polykube/polykube/testbed/provider/k0s"
-	"github.com/polykube/polykube/testbed/provider/kind"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -30,8 +28,7 @@ var _ testbed.Bed = (*Bed)(nil)
 const operatorTokenSeconds = 24 * 60 * 60
 
 func init() {
-	testbed.RegisterBed(topology.ProviderKind, openBed, kind.Capabilities)
-	testbed.RegisterBed(topology.ProviderK0s, openBed, k0s.Capabilities)
+	testbed.RegisterBed(provider.AddonsInCluster, openBed)
 }
 
 // openBed opens the datapath run of o. Without a topology it opens the run's recorded one,

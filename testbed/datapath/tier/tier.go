@@ -166,6 +166,9 @@ func Open(opts Options) (*Bed, error) {
 	if opts.Images != "" {
 		top.Images = opts.Images
 	}
+	if top.HasAddon(topology.AddonMeshMirror) {
+		return nil, fmt.Errorf("addons: %q stands in for Cilium where the add-ons run on the host (kwok); provider %s runs Cilium, whose own endpoint-slice synchronisation is what to use here: drop it from the topology", topology.AddonMeshMirror, top.Provider)
+	}
 	if err := top.Validate(); err != nil {
 		return nil, err
 	}
@@ -173,29 +176,24 @@ func Open(opts Options) (*Bed, error) {
 	b := &Bed{opts: opts, state: st, procs: proc.Dir(filepath.Join(opts.Dir, "procs"))}
 	popts := provider.Options{Dir: filepath.Join(opts.Dir, "clusters"), Topology: st.Topology, Log: opts.Out}
 	b.host = hostFacts(opts.Runner)
-	switch top.Provider {
-	case topology.ProviderKind:
-		ko := kind.Options{Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement()}
-		if top.Images == datapath.ImagesLocal {
-			ko.NodeImage = datapath.LocalNodeImage()
-		}
-		b.prov = kind.New(popts, ko)
-	case topology.ProviderK0s:
-		ko := k0s.Options{Runner: opts.Runner}
-		if st.K0sHosts != "" {
-			hosts, err := k0s.LoadHosts(st.K0sHosts, st.Topology)
-			if err != nil {
-				return nil, err
-			}
-			ko.Mode, ko.Hosts = k0s.ModeSSH, hosts
-		}
-		p, err := k0s.New(popts, ko)
-		if err != nil {
-			return nil, err
-		}
-		b.prov = p
-	default:
-		return nil, fmt.Errorf("provider %q has no datapath; use kind or k0s", top.Provider)
+	reg, err := provider.Lookup(top.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if reg.Placement != provider.AddonsInCluster {
+		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use kind or k0s", top.Provider, testbed.ProviderFlag(top.Provider))
+	}
+	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts}
+	if top.Images == datapath.ImagesLocal {
+		setup.NodeImage = datapath.LocalNodeImage()
+	}
+	p, err := reg.New(setup)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if b.prov, ok = p.(Provider); !ok {
+		return nil, fmt.Errorf("provider %s cannot run the add-ons in its clusters: it cannot load the images built here into its nodes or name the address its nodes reach their API server at (%w); use kind or k0s", top.Provider, provider.ErrNotSupported)
 	}
 	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Out}
 	for i, c := range st.Topology.Clusters {

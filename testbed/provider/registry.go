@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/polykube/polykube/testbed/internal/execx"
+)
+
+// Placement is where the test bed runs a federation's add-ons (Git server, Flux, operator)
+// beside a provider's clusters.
+type Placement string
+
+const (
+	// AddonsOnHost runs the add-ons as processes of this machine, each with the kubeconfig of
+	// its cluster (the kwok bed: kwok's clusters run no real pods).
+	AddonsOnHost Placement = "host"
+	// AddonsInCluster runs them as workloads in the clusters, from images built here, with
+	// Cilium ClusterMesh as the network between them (the datapath bed).
+	AddonsInCluster Placement = "cluster"
+)
+
+// Setup is what a bed builds a provider with: the options every provider takes, and the facts
+// of the run and of this machine that some providers need. Each provider reads only those it
+// uses; a field a provider does not know is left alone.
+type Setup struct {
+	Options
+	// Runner runs the provider's external commands (docker, k0sctl, ssh) or, in a dry run,
+	// prints them; nil means running them.
+	Runner execx.Runner
+	// Tools are the toolchain binaries the bed resolved for the provider's ToolGroups, by
+	// tool name (kwok's control-plane binaries).
+	Tools map[string]string
+	// NodeImage is the node image to run; "" means the provider's default.
+	NodeImage string
+	// KubeProxy keeps kube-proxy in the clusters; false when the CNI replaces it (Cilium with
+	// kubeProxyReplacement).
+	KubeProxy bool
+	// CgroupV1 says this machine's container runtime runs containers on cgroup v1.
+	CgroupV1 bool
+	// HostsFile lists SSH hosts to install the clusters on instead of containers (k0s).
+	HostsFile string
+}
+
+// Registration is how a provider package makes itself known to the test bed: from its init,
+// with one call of Register. Nothing else in the test bed names a provider; the bed that
+// runs the provider's clusters is the one registered for its Placement.
+type Registration struct {
+	// Name is the provider's name as a topology writes it.
+	Name string
+	// Capabilities are what every cluster of the provider can do, known before one exists
+	// (the scenario runner plans from them).
+	Capabilities []Capability
+	// Placement is where the add-ons run beside this provider's clusters.
+	Placement Placement
+	// ToolGroups are the toolchain groups the bed resolves (or builds) for the provider
+	// before it creates anything; their binaries reach New as Setup.Tools.
+	ToolGroups []string
+	// New builds the provider for a run. It creates nothing.
+	New func(Setup) (Provider, error)
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Registration{}
+)
+
+// Register makes a provider known. It panics on a registration without a name, a
+// constructor or a placement, or on a second registration of a name: both are programming
+// errors found by the first test that imports the package.
+func Register(r Registration) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if r.Name == "" || r.New == nil || r.Placement == "" {
+		panic(fmt.Sprintf("provider.Register: %q needs a name, a constructor and a placement", r.Name))
+	}
+	if _, dup := registry[r.Name]; dup {
+		panic(fmt.Sprintf("provider.Register: provider %q registered twice", r.Name))
+	}
+	registry[r.Name] = r
+}
+
+// Lookup returns the registration of a provider. The error of an unknown one names the
+// registered providers.
+func Lookup(name string) (Registration, error) {
+	registryMu.Lock()
+	r, ok := registry[name]
+	registryMu.Unlock()
+	if !ok {
+		return Registration{}, fmt.Errorf("unknown provider %q (%w); use one of %s", name, ErrNotSupported, strings.Join(Names(), ", "))
+	}
+	return r, nil
+}
+
+// Names are the registered providers, sorted.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
