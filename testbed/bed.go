@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,12 +191,12 @@ func OpenBed(o BedOptions) (Bed, error) {
 		top.Provider = name
 		o.Topology = &top
 	}
-	reg, err := provider.Lookup(name)
+	placement, err := bedPlacement(o)
 	if err != nil {
 		return nil, err
 	}
 	bedsMu.Lock()
-	open, ok := beds[reg.Placement]
+	open, ok := beds[placement]
 	bedsMu.Unlock()
 	if !ok {
 		// The in-cluster bed registers from testbed/datapath/tier; a program that does not
@@ -205,23 +206,53 @@ func OpenBed(o BedOptions) (Bed, error) {
 	return open(o)
 }
 
-// RunDir is where a run of a provider keeps its state under root: the runs whose add-ons
-// run on the host directly by name, the others by name and provider (a kind and a kwok run
-// may share a name).
-func RunDir(root, run, providerName string) string {
-	if reg, err := provider.Lookup(cmpOr(providerName, topology.ProviderKwok)); err != nil || reg.Placement == provider.AddonsOnHost {
+// bedPlacement is where the add-ons of the run o opens run: as its topology says, else as
+// the run recorded (a run at a placement other than the provider's default is kept in that
+// placement's directory, see RunDir), else the provider's default.
+func bedPlacement(o BedOptions) (provider.Placement, error) {
+	if o.Topology != nil {
+		return provider.PlacementOf(o.Topology)
+	}
+	reg, err := provider.Lookup(o.Provider)
+	if err != nil {
+		return "", err
+	}
+	if len(reg.Placements) > 1 {
+		root := o.StateRoot
+		if root == "" {
+			if root, err = DefaultStateRoot(); err != nil {
+				return "", err
+			}
+		}
+		run := cmpOr(o.Run, topology.Default().Name)
+		for _, p := range reg.Placements[1:] {
+			if _, err := os.Stat(RunDir(root, run, o.Provider, p)); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return reg.Placements[0], nil
+}
+
+// RunDir is where a run keeps its state under root: a run whose add-ons run on the host
+// directly by name, one whose add-ons run in its clusters by name and provider (a kind and a
+// kwok run may share a name).
+func RunDir(root, run, providerName string, placement provider.Placement) string {
+	if placement == provider.AddonsOnHost {
 		return filepath.Join(root, run)
 	}
 	return filepath.Join(root, run+"-"+providerName)
 }
 
-// ProviderFlag is the --provider flag a command on a run of providerName needs: none for
-// the runs kept directly by name (RunDir), which are found by name alone.
-func ProviderFlag(providerName string) string {
-	if RunDir("", "r", providerName) == "r" {
+// ProviderFlag is the --provider flag a command on a run of top needs: none for a run kept
+// directly by name (RunDir: its add-ons run on the host), whose recorded state names its
+// provider.
+func ProviderFlag(top *topology.Topology) string {
+	pl, err := provider.PlacementOf(top)
+	if err == nil && RunDir("", "r", top.Provider, pl) == "r" {
 		return ""
 	}
-	return " --provider " + providerName
+	return " --provider " + top.Provider
 }
 
 // HermeticBed is the Testbed as a Bed.

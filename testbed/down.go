@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -241,7 +242,7 @@ func RecordedRuns(root string) ([]RunRef, error) {
 				prov = rec.Topology.Provider
 			}
 			name := e.Name()
-			if trimmed, ok := strings.CutSuffix(name, "-"+prov); ok && RunDir(root, trimmed, prov) == filepath.Join(root, name) {
+			if trimmed, ok := strings.CutSuffix(name, "-"+prov); ok && RunDir(root, trimmed, prov, provider.AddonsInCluster) == filepath.Join(root, name) {
 				name = trimmed
 			}
 			runs = append(runs, RunRef{Name: name, Provider: prov, Dir: filepath.Join(root, e.Name())})

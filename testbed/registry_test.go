@@ -75,11 +75,11 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	rec := &recordingProvider{name: "recording"}
 	var setups []provider.Setup
 	provider.Register(provider.Registration{
-		Name: rec.name, Capabilities: rec.Capabilities(), Placement: provider.AddonsOnHost,
+		Name: rec.name, Capabilities: rec.Capabilities(), Placements: []provider.Placement{provider.AddonsOnHost},
 		New: func(s provider.Setup) (provider.Provider, error) { setups = append(setups, s); return rec, nil },
 	})
 	provider.Register(provider.Registration{
-		Name: "recording-in-cluster", Placement: provider.AddonsInCluster,
+		Name: "recording-in-cluster", Placements: []provider.Placement{provider.AddonsInCluster},
 		New: func(provider.Setup) (provider.Provider, error) { return rec, nil },
 	})
 	g.Expect(provider.Names()).To(gomega.ContainElements("kwok", "kind", "k0s", "existing", "recording"))
@@ -89,15 +89,17 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	g.Expect(caps).To(gomega.Equal([]provider.Capability{"recorded"}))
 	_, ok = BedCapabilities("minikube")
 	g.Expect(ok).To(gomega.BeFalse())
-	g.Expect(RunDir("/state", "r", rec.name)).To(gomega.Equal("/state/r"), "a host-placement run is kept by name, as kwok's")
-	g.Expect(ProviderFlag(rec.name)).To(gomega.BeEmpty())
-	g.Expect(RunDir("/state", "r", "recording-in-cluster")).To(gomega.Equal("/state/r-recording-in-cluster"))
-	g.Expect(ProviderFlag("recording-in-cluster")).To(gomega.Equal(" --provider recording-in-cluster"))
+	g.Expect(ProviderFlag(&topology.Topology{Provider: rec.name})).To(gomega.BeEmpty(), "a host-placement run is kept by name, as kwok's")
+	g.Expect(ProviderFlag(&topology.Topology{Provider: "recording-in-cluster"})).To(gomega.Equal(" --provider recording-in-cluster"))
+	// A placement the provider does not register is refused, naming the one it has.
+	_, err := provider.PlacementOf(&topology.Topology{Provider: rec.name, AddonPlacement: topology.PlacementCluster})
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("provider recording cannot run the add-ons in cluster (its clusters run no real pods); use host")))
 
 	root := t.TempDir()
 	top := twoClusters(t, "git")
 	log := &syncBuffer{}
-	b, err := OpenBed(BedOptions{Provider: rec.name, Topology: top, StateRoot: root, Log: log})
+	var b Bed
+	b, err = OpenBed(BedOptions{Provider: rec.name, Topology: top, StateRoot: root, Log: log})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(b).To(gomega.BeAssignableToTypeOf(HermeticBed{}))
 	g.Expect(b.Topology().Provider).To(gomega.Equal(rec.name))
@@ -128,7 +130,7 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 	g := gomega.NewWithT(t)
 	newP := func(provider.Setup) (provider.Provider, error) { return nil, nil }
 	g.Expect(func() {
-		provider.Register(provider.Registration{Name: "kwok", Placement: provider.AddonsOnHost, New: newP})
+		provider.Register(provider.Registration{Name: "kwok", Placements: []provider.Placement{provider.AddonsOnHost}, New: newP})
 	}).To(gomega.PanicWith(gomega.ContainSubstring("registered twice")))
 	g.Expect(func() { provider.Register(provider.Registration{Name: "half", New: newP}) }).To(gomega.PanicWith(gomega.ContainSubstring("needs a name, a constructor and a placement")))
 }

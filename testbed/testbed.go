@@ -309,9 +309,9 @@ func (tb *Testbed) Provider() (provider.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if reg.Placement != provider.AddonsOnHost {
-		return nil, fmt.Errorf("provider %s: %w by this bed, which runs the add-ons as host processes; %s runs them in its clusters (polykube-testbed up --provider %[1]s)",
-			reg.Name, provider.ErrNotSupported, reg.Name)
+	if pl, err := provider.PlacementOf(tb.state.Topology); err != nil || pl != provider.AddonsOnHost {
+		return nil, fmt.Errorf("provider %s: %w by this bed, which runs the add-ons as host processes; the in-cluster bed runs them in its clusters (polykube-testbed up --provider %[1]s)",
+			reg.Name, provider.ErrNotSupported)
 	}
 	p, err := reg.New(provider.Setup{
 		Options: provider.Options{Dir: filepath.Join(tb.dir, "clusters"), Topology: tb.state.Topology, Log: tb.log},

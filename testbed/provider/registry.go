@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/topology"
 )
 
 // Placement is where the test bed runs a federation's add-ons (Git server, Flux, operator)
@@ -16,10 +17,10 @@ type Placement string
 const (
 	// AddonsOnHost runs the add-ons as processes of this machine, each with the kubeconfig of
 	// its cluster (the kwok bed: kwok's clusters run no real pods).
-	AddonsOnHost Placement = "host"
+	AddonsOnHost Placement = topology.PlacementHost
 	// AddonsInCluster runs them as workloads in the clusters, from images built here, with
 	// Cilium ClusterMesh as the network between them (the datapath bed).
-	AddonsInCluster Placement = "cluster"
+	AddonsInCluster Placement = topology.PlacementCluster
 )
 
 // Setup is what a bed builds a provider with: the options every provider takes, and the facts
@@ -53,8 +54,9 @@ type Registration struct {
 	// Capabilities are what every cluster of the provider can do, known before one exists
 	// (the scenario runner plans from them).
 	Capabilities []Capability
-	// Placement is where the add-ons run beside this provider's clusters.
-	Placement Placement
+	// Placements are where the add-ons can run beside this provider's clusters, its default
+	// first; a topology's addonPlacement chooses among them.
+	Placements []Placement
 	// ToolGroups are the toolchain groups the bed resolves (or builds) for the provider
 	// before it creates anything; their binaries reach New as Setup.Tools.
 	ToolGroups []string
@@ -73,7 +75,7 @@ var (
 func Register(r Registration) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if r.Name == "" || r.New == nil || r.Placement == "" {
+	if r.Name == "" || r.New == nil || len(r.Placements) == 0 {
 		panic(fmt.Sprintf("provider.Register: %q needs a name, a constructor and a placement", r.Name))
 	}
 	if _, dup := registry[r.Name]; dup {
@@ -92,6 +94,27 @@ func Lookup(name string) (Registration, error) {
 		return Registration{}, fmt.Errorf("unknown provider %q (%w); use one of %s", name, ErrNotSupported, strings.Join(Names(), ", "))
 	}
 	return r, nil
+}
+
+// PlacementOf is where the add-ons of a topology run: its addonPlacement, or its provider's
+// default. The error says so when the provider cannot run them there.
+func PlacementOf(top *topology.Topology) (Placement, error) {
+	r, err := Lookup(top.Provider)
+	if err != nil {
+		return "", err
+	}
+	if top.AddonPlacement == "" {
+		return r.Placements[0], nil
+	}
+	p := Placement(top.AddonPlacement)
+	if !slices.Contains(r.Placements, p) {
+		why := map[Placement]string{
+			AddonsOnHost:    "their network, Cilium, is installed by the in-cluster bed with the add-ons",
+			AddonsInCluster: "its clusters run no real pods",
+		}[p]
+		return "", fmt.Errorf("addonPlacement: provider %s cannot run the add-ons in %s (%s); use %s or leave addonPlacement out", r.Name, p, why, r.Placements[0])
+	}
+	return p, nil
 }
 
 // Names are the registered providers, sorted.

@@ -45,6 +45,12 @@ const (
 	AddonMeshMirror = "mesh-mirror"
 )
 
+// Where the add-ons run (Topology.AddonPlacement).
+const (
+	PlacementHost    = "host"
+	PlacementCluster = "cluster"
+)
+
 // The image sources of the datapath tier (Topology.Images).
 const (
 	ImagesUpstream = "upstream"
@@ -81,6 +87,11 @@ type Topology struct {
 	// Addons are installed in the fixed order git, flux, operator, mesh-mirror; each of the
 	// first three needs the one before. Unset means git, flux and operator.
 	Addons []string `json:"addons,omitempty"`
+	// AddonPlacement is where Flux and the operator run: "host" (processes of this machine,
+	// each with its cluster's kubeconfig) or "cluster" (workloads in the clusters, from images,
+	// as in production). Unset means the provider's own: host for kwok and existing, cluster
+	// for kind and k0s. Existing clusters take either.
+	AddonPlacement string `json:"addonPlacement,omitempty"`
 	// Flux configures the Flux add-on.
 	Flux FluxOptions `json:"flux,omitempty"`
 	// MeshMirror configures the mesh-mirror add-on.
@@ -283,6 +294,9 @@ func (t *Topology) Validate() error {
 	}
 	if len(t.Clusters) == 0 {
 		add("clusters: at least one cluster is required")
+	}
+	if !slices.Contains([]string{"", PlacementHost, PlacementCluster}, t.AddonPlacement) {
+		add("addonPlacement: %q is not a placement; use %s or %s", t.AddonPlacement, PlacementHost, PlacementCluster)
 	}
 	if !slices.Contains([]string{"", ImagesUpstream, ImagesLocal}, t.Images) {
 		add("images: %q is not an image source; use %s or %s", t.Images, ImagesUpstream, ImagesLocal)

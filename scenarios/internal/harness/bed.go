@@ -21,7 +21,7 @@ const RunName = "scenarios"
 // left behind, and adapts it to Federation.
 func openBed(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
 	opts := testbed.BedOptions{Provider: top.Provider, Run: RunName, Log: log}
-	down := fmt.Sprintf("polykube-testbed down --run %s", RunName) + testbed.ProviderFlag(top.Provider)
+	down := fmt.Sprintf("polykube-testbed down --run %s", RunName) + testbed.ProviderFlag(top)
 	// A run left by a suite that was killed before its teardown: its Git history, namespaces
 	// and faults would leak into this run, so it goes first (opened with its own topology).
 	stale, err := testbed.OpenBed(opts)

@@ -13,6 +13,7 @@ import (
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/datapath/tier"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -102,8 +103,8 @@ func TestOpenBed_TheRunPolykubeTestbedDownRemoves(t *testing.T) {
 	g := NewWithT(t)
 	// `polykube-testbed down --provider kind --run scenarios` removes <state>/<run>-<provider>;
 	// the suite's kind run is there, its kwok run at <state>/<run>.
-	g.Expect(testbed.RunDir("/state", RunName, "kind")).To(Equal("/state/scenarios-kind"))
-	g.Expect(testbed.RunDir("/state", RunName, "kwok")).To(Equal("/state/scenarios"))
+	g.Expect(testbed.RunDir("/state", RunName, "kind", provider.AddonsInCluster)).To(Equal("/state/scenarios-kind"))
+	g.Expect(testbed.RunDir("/state", RunName, "kwok", provider.AddonsOnHost)).To(Equal("/state/scenarios"))
 }
 
 // The suite opens kind and k0s beds through testbed.OpenBed, which knows them only when the

@@ -116,12 +116,12 @@ func (f *runFlags) runName(b testbed.Bed) string {
 
 // upCommand is the command that brings up a bed of b's provider.
 func upCommand(b testbed.Bed) string {
-	return "polykube-testbed up" + testbed.ProviderFlag(b.Topology().Provider)
+	return "polykube-testbed up" + testbed.ProviderFlag(b.Topology())
 }
 
 // downCommand is the command that tears down run of b's provider.
 func downCommand(b testbed.Bed, run string) string {
-	cmd := "polykube-testbed down" + testbed.ProviderFlag(b.Topology().Provider)
+	cmd := "polykube-testbed down" + testbed.ProviderFlag(b.Topology())
 	if run != "" && run != topology.Default().Name {
 		cmd += " --run " + run
 	}

@@ -65,7 +65,7 @@ created, unless --retain is given.`,
 	cmd.Flags().BoolVar(&buildTools, "build-tools", false, "build missing toolchain binaries from Go module source (minutes)")
 	cmd.Flags().StringVar(&images, "images", "", "kind and k0s: upstream (pulled by the nodes) or local (built here by `polykube-testbed images build`; nothing pulled); default: the topology's images, else upstream")
 	cmd.Flags().StringVar(&k0sHosts, "k0s-hosts", "", "k0s: a hosts file; installs k0s on those SSH hosts with k0sctl instead of in Docker")
-	cmd.Flags().StringVar(&gitListen, "git-listen", "", "k0s on SSH hosts: host:port of this machine, reachable from the hosts, for the Git server")
+	cmd.Flags().StringVar(&gitListen, "git-listen", "", "host:port of this machine that the clusters' pods reach, for the Git server (k0s on SSH hosts; existing clusters with addonPlacement: cluster)")
 	return cmd
 }
 

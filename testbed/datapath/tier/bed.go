@@ -55,7 +55,7 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 			run = top.Name
 		}
 	}
-	dir := testbed.RunDir(root, run, o.Provider)
+	dir := testbed.RunDir(root, run, o.Provider, provider.AddonsInCluster)
 	rec, err := recordedState(dir)
 	if err != nil {
 		return nil, err

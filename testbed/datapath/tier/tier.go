@@ -39,13 +39,23 @@ import (
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-// Provider is what the datapath tier needs of a provider beyond provider.Provider.
+// Provider is what the datapath tier uses of a provider that creates the clusters (kind,
+// k0s): beyond provider.Provider, each of its abilities below. A provider with fewer (existing
+// clusters) is run with the steps those abilities serve left out (see ownsClusters).
 type Provider interface {
 	provider.Provider
 	datapath.ImageLoader
-	// APIServerEndpoint is the API server as the cluster's own nodes reach it.
+	apiEndpointer
+	nodeNetworker
+}
+
+// apiEndpointer names the API server as the cluster's own nodes reach it (for Cilium).
+type apiEndpointer interface {
 	APIServerEndpoint(cluster string) (host string, port int)
-	// DockerNetwork is the Docker network of the nodes, or "" when they are not containers.
+}
+
+// nodeNetworker names the Docker network of the nodes, or "" when they are not containers.
+type nodeNetworker interface {
 	DockerNetwork() string
 }
 
@@ -97,13 +107,16 @@ type State struct {
 	// MeshAddresses are the addresses each cluster's clustermesh-apiserver was given to its
 	// peers at, by cluster (see reconnectMesh).
 	MeshAddresses map[string][]string `json:"meshAddresses,omitempty"`
+	// InstalledInGiven records that the clusters, given to the bed rather than created by it,
+	// had no Flux or Polykube before Up installed them: Down then takes them out (given.go).
+	InstalledInGiven bool `json:"installedInGiven,omitempty"`
 }
 
 // Bed is one datapath run.
 type Bed struct {
 	opts  Options
 	state *State
-	prov  Provider
+	prov  provider.Provider
 	env   *datapath.Env
 	procs proc.Dir
 	host  host
@@ -180,8 +193,10 @@ func Open(opts Options) (*Bed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if reg.Placement != provider.AddonsInCluster {
-		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use kind or k0s", top.Provider, testbed.ProviderFlag(top.Provider))
+	if pl, err := provider.PlacementOf(&top); err != nil {
+		return nil, err
+	} else if pl != provider.AddonsInCluster {
+		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use kind or k0s", top.Provider, testbed.ProviderFlag(&top))
 	}
 	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts}
 	if top.Images == datapath.ImagesLocal {
@@ -191,13 +206,14 @@ func Open(opts Options) (*Bed, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ok bool
-	if b.prov, ok = p.(Provider); !ok {
-		return nil, fmt.Errorf("provider %s cannot run the add-ons in its clusters: it cannot load the images built here into its nodes or name the address its nodes reach their API server at (%w); use kind or k0s", top.Provider, provider.ErrNotSupported)
-	}
+	b.prov = p
 	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Out}
 	for i, c := range st.Topology.Clusters {
-		host, port := b.prov.APIServerEndpoint(c.Name)
+		var host string
+		var port int
+		if ep, ok := b.prov.(apiEndpointer); ok {
+			host, port = ep.APIServerEndpoint(c.Name)
+		}
 		b.env.Members = append(b.env.Members, datapath.Member{
 			Cluster: c, Index: i, APIHost: host, APIPort: port,
 			Kubeconfig: filepath.Join(popts.Dir, c.Name, "kubeconfig"),
@@ -222,7 +238,22 @@ func statePath(dir string) string { return filepath.Join(dir, stateFile) }
 func (b *Bed) Env() *datapath.Env { return b.env }
 
 // Provider is the run's provider.
-func (b *Bed) Provider() Provider { return b.prov }
+func (b *Bed) Provider() provider.Provider { return b.prov }
+
+// ownsClusters says whether the bed created the clusters (kind, k0s) or was given them
+// (existing). In clusters it was given it installs no network (they keep their CNI, and
+// their own mesh if any), loads no image into their nodes, checks first that they have no
+// Flux or Polykube of their own, and takes out on Down what it put in.
+func (b *Bed) ownsClusters() bool { return provider.Has(b.prov, provider.CapabilityCreate) }
+
+// dockerNetwork is the Docker network of the nodes, or "" when they are not containers of
+// this host or the provider does not say.
+func (b *Bed) dockerNetwork() string {
+	if n, ok := b.prov.(nodeNetworker); ok {
+		return n.DockerNetwork()
+	}
+	return ""
+}
 
 // Topology is the run's topology.
 func (b *Bed) Topology() *topology.Topology { return b.state.Topology }
@@ -255,10 +286,11 @@ func (b *Bed) requirements() datapath.Requirements {
 	}
 	// Docker builds the image either way; it also runs the nodes unless k0s is on SSH hosts.
 	req.Docker = true
-	if b.prov.DockerNetwork() != "" {
+	switch {
+	case b.dockerNetwork() != "":
 		req.Clusters = len(b.state.Topology.Clusters)
-	} else {
-		req.Tools = append(req.Tools, datapath.K0sctlCLI)
+	case b.ownsClusters():
+		req.Tools = append(req.Tools, datapath.K0sctlCLI) // k0s on SSH hosts
 	}
 	return req
 }
@@ -267,9 +299,14 @@ func (b *Bed) requirements() datapath.Requirements {
 func (b *Bed) Up(ctx context.Context) (err error) {
 	e := b.env
 	top := b.state.Topology
-	with := []string{"Cilium"}
-	if len(top.Clusters) > 1 {
-		with[0] = "Cilium ClusterMesh"
+	var with []string
+	switch {
+	case !b.ownsClusters():
+		// Their own network: nothing of Cilium's is installed.
+	case len(top.Clusters) > 1:
+		with = append(with, "Cilium ClusterMesh")
+	default:
+		with = append(with, "Cilium")
 	}
 	if slices.Contains(top.Addons, topology.AddonFlux) {
 		with = append(with, "Flux")
@@ -281,7 +318,13 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 	if n := len(with); n > 1 {
 		list = strings.Join(with[:n-1], ", ") + " and " + with[n-1]
 	}
+	if list == "" {
+		list = "nothing but their own"
+	}
 	fmt.Fprintf(b.opts.Out, "Bringing up %q: %d %s clusters with %s\n", top.Name, len(top.Clusters), top.Provider, list)
+	if _, ok := b.prov.(datapath.ImageLoader); !ok {
+		fmt.Fprintf(b.opts.Out, "Provider %s cannot load images into its nodes: the clusters must have or pull %s themselves\n", top.Provider, strings.Join(b.imageRefs(), ", "))
+	}
 	defer func() {
 		if err == nil || b.opts.DryRun {
 			return
@@ -319,25 +362,33 @@ func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 	top := b.state.Topology
 	has := func(a string) bool { return slices.Contains(top.Addons, a) }
 	local := top.Images == datapath.ImagesLocal
+	// Clusters the bed was given keep their own network and get their images themselves.
+	owned := b.ownsClusters()
+	_, canLoad := b.prov.(datapath.ImageLoader)
 	images := "upstream images"
 	if local {
 		images = "images built here"
 	}
+	createWhat := fmt.Sprintf("Creating %d %s clusters (%s)", len(top.Clusters), top.Provider, images)
+	if !owned {
+		createWhat = fmt.Sprintf("Checking that the %d %s clusters answer (%s)", len(top.Clusters), top.Provider, images)
+	}
 	return []pipeline.Action{
 		{What: "Checking the host", Run: func() error { return b.preflight(ctx) }},
-		{What: fmt.Sprintf("Creating %d %s clusters (%s)", len(top.Clusters), top.Provider, images), Run: func() error { return b.createClusters(ctx) }},
+		{What: createWhat, Run: func() error { return b.createClusters(ctx) }},
+		{What: "Checking that the clusters have no Flux or Polykube of their own", Run: func() error { return b.checkNothingInstalled(ctx) }, Skip: owned},
 		{What: "Building the Polykube image " + datapath.Image, Run: func() error { return b.buildImage(ctx) }},
-		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }},
+		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }, Skip: !canLoad},
 		{What: "Installing Cilium " + datapath.CiliumVersion + " with Helm", Run: func() error {
 			opts, err := b.ciliumOptions(ctx)
 			if err != nil {
 				return err
 			}
 			return datapath.InstallCilium(ctx, e, opts)
-		}},
-		{What: "Waiting for Cilium, the nodes and CoreDNS", Run: func() error { return datapath.WaitCilium(ctx, e) }},
+		}, Skip: !owned},
+		{What: "Waiting for Cilium, the nodes and CoreDNS", Run: func() error { return datapath.WaitCilium(ctx, e) }, Skip: !owned},
 		{What: "Checking pod-to-Service traffic in every cluster", Run: func() error { return datapath.CheckServices(ctx, e) }},
-		{What: "Waiting for Cilium ClusterMesh", Run: func() error { return datapath.MeshStatus(ctx, e) }, Skip: len(e.Members) < 2},
+		{What: "Waiting for Cilium ClusterMesh", Run: func() error { return datapath.MeshStatus(ctx, e) }, Skip: !owned || len(e.Members) < 2},
 		{What: "Starting the Git server", Run: func() error { return b.upGit(ctx) }, Skip: !has(topology.AddonGit)},
 		{What: "Checking that a pod reaches the Git server", Run: func() error { return datapath.CheckGitReachable(ctx, e, b.GitURL()) },
 			Skip: !has(topology.AddonGit) || !has(topology.AddonFlux)},
@@ -371,19 +422,32 @@ func (b *Bed) buildImage(ctx context.Context) error {
 // loadImages loads the Polykube image (and, with local images, Cilium's) into every node, as
 // `kind load docker-image` does: one archive, imported into each node's containerd.
 func (b *Bed) loadImages(ctx context.Context) error {
-	refs := []string{datapath.Image}
-	if b.state.Topology.Images == datapath.ImagesLocal {
-		refs = append(refs, datapath.LocalCiliumImages().List()...)
-		if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
-			refs = append(refs, datapath.LocalFluxImages().List()...)
-		}
-	}
+	refs := b.imageRefs()
 	archive := b.imageArchive()
 	if _, err := b.env.Runner.Run(ctx, execx.Command("docker", append([]string{"save", "--output", archive}, refs...)...)); err != nil {
 		return fmt.Errorf("save %s: %w", strings.Join(refs, ", "), err)
 	}
 	defer os.Remove(archive)
-	return datapath.LoadImage(ctx, b.env, b.prov, archive)
+	l, ok := b.prov.(datapath.ImageLoader)
+	if !ok {
+		return fmt.Errorf("provider %s cannot load images into its nodes (%w)", b.prov.Name(), provider.ErrNotSupported)
+	}
+	return datapath.LoadImage(ctx, b.env, l, archive)
+}
+
+// imageRefs are the images the nodes need that the bed provides: the Polykube image and, with
+// local images, Cilium's (in clusters the bed created) and Flux's.
+func (b *Bed) imageRefs() []string {
+	refs := []string{datapath.Image}
+	if b.state.Topology.Images == datapath.ImagesLocal {
+		if b.ownsClusters() {
+			refs = append(refs, datapath.LocalCiliumImages().List()...)
+		}
+		if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
+			refs = append(refs, datapath.LocalFluxImages().List()...)
+		}
+	}
+	return refs
 }
 
 // ciliumOptions are each member's Cilium options: the images, kube-proxy replacement where the
@@ -545,6 +609,9 @@ func (b *Bed) createClusters(ctx context.Context) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if !b.ownsClusters() && !b.env.Runner.Note("check that context %s of %s answers (%s creates nothing)", m.Context, m.Kubeconfig, b.prov.Name()) {
+				return // a dry run: the provider runs no commands to print, and would read the kubeconfig
+			}
 			cl, err := b.prov.Create(ctx, m.Cluster)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", m.Name, err)
@@ -569,10 +636,10 @@ func (b *Bed) gitListen(ctx context.Context) (string, error) {
 	if b.state.GitAddr != "" {
 		return b.state.GitAddr, nil
 	}
-	network := b.prov.DockerNetwork()
-	if network == "" {
+	network := b.dockerNetwork()
+	if b.opts.GitListen != "" || network == "" {
 		if b.opts.GitListen == "" {
-			return "", errors.New("k0s on SSH hosts: give the Git server an address of this host that the hosts reach (--git-listen host:port)")
+			return "", fmt.Errorf("the %s clusters' nodes are not Docker containers of this host: give the Git server an address of this host that their pods reach (--git-listen host:port)", b.prov.Name())
 		}
 		return b.opts.GitListen, nil
 	}
@@ -732,9 +799,14 @@ func (b *Bed) waitDeployment(ctx context.Context, m datapath.Member, namespace, 
 	})
 }
 
-// Down deletes the clusters and stops the Git server.
+// Down deletes the clusters (or, in clusters the bed was given, takes out what it installed)
+// and stops the Git server.
 func (b *Bed) Down(ctx context.Context) error {
 	var errs []error
+	if err := b.uninstall(ctx); err != nil {
+		// The Git server and the state are kept: Down can be run again once the clusters answer.
+		return fmt.Errorf("take Flux and Polykube out of the %s clusters: %w", b.prov.Name(), err)
+	}
 	for _, m := range b.env.Members {
 		if err := b.prov.Delete(ctx, m.Name); err != nil {
 			errs = append(errs, err)

@@ -3,6 +3,7 @@ package tier
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +49,37 @@ func TestUp_DryRunPlan(t *testing.T) {
 			}
 			golden.Assert(t, "up-"+tc.name+".golden", out.Bytes())
 		})
+	}
+}
+
+// TestUp_DryRunPlan_GivenClusters plans existing clusters with the add-ons in them: no
+// cluster created or deleted, no Cilium, no image loaded; a check that they have no Flux or
+// Polykube first, and Down takes out only what Up put in.
+func TestUp_DryRunPlan_GivenClusters(t *testing.T) {
+	top := topology.Default()
+	top.Provider, top.AddonPlacement = topology.ProviderExisting, topology.PlacementCluster
+	for i := range top.Clusters {
+		top.Clusters[i].Kubeconfig, top.Clusters[i].Context = "/home/me/.kube/config", "prod-"+top.Clusters[i].Name
+	}
+	b, _, out := dryRun(t, Options{Topology: top, Images: datapath.ImagesLocal, GitListen: "10.0.0.1:8090"})
+	if err := b.Up(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	fmt.Fprintln(out, "--- down")
+	if err := b.Down(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	golden.Assert(t, "up-existing-in-cluster.golden", out.Bytes())
+	for _, never := range []string{"kind create", "docker exec", "helm", "Cilium " + datapath.CiliumVersion, "ctr"} {
+		if bytes.Contains(out.Bytes(), []byte(never)) {
+			t.Errorf("the plan for given clusters has %q:\n%s", never, out)
+		}
+	}
+	// Without an address for the Git server the plan stops there, saying what to give.
+	b, _, out = dryRun(t, Options{Topology: top, Images: datapath.ImagesLocal})
+	err := b.Up(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "give the Git server an address of this host that their pods reach (--git-listen host:port)") {
+		t.Fatalf("Up without --git-listen: %v\n%s", err, out)
 	}
 }
 

@@ -6,7 +6,7 @@ import "github.com/polykube/polykube/testbed/provider"
 // with its cluster's kubeconfig.
 func init() {
 	provider.Register(provider.Registration{
-		Name: Name, Capabilities: Capabilities, Placement: provider.AddonsOnHost,
+		Name: Name, Capabilities: Capabilities, Placements: []provider.Placement{provider.AddonsOnHost, provider.AddonsInCluster},
 		New: func(s provider.Setup) (provider.Provider, error) { return New(s.Options), nil },
 	})
 }

@@ -6,7 +6,7 @@ import "github.com/polykube/polykube/testbed/provider"
 // hosts file k0s is installed on those SSH hosts (k0sctl) instead of in Docker.
 func init() {
 	provider.Register(provider.Registration{
-		Name: Name, Capabilities: Capabilities, Placement: provider.AddonsInCluster,
+		Name: Name, Capabilities: Capabilities, Placements: []provider.Placement{provider.AddonsInCluster},
 		New: func(s provider.Setup) (provider.Provider, error) {
 			o := Options{Runner: s.Runner, KubeProxy: s.KubeProxy}
 			if s.HostsFile != "" {

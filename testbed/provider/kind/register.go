@@ -5,7 +5,7 @@ import "github.com/polykube/polykube/testbed/provider"
 // kind's clusters run real pods: the add-ons run in them, with Cilium as their network.
 func init() {
 	provider.Register(provider.Registration{
-		Name: Name, Capabilities: Capabilities, Placement: provider.AddonsInCluster,
+		Name: Name, Capabilities: Capabilities, Placements: []provider.Placement{provider.AddonsInCluster},
 		New: func(s provider.Setup) (provider.Provider, error) {
 			return New(s.Options, Options{Runner: s.Runner, CgroupV1: s.CgroupV1, KubeProxy: s.KubeProxy, NodeImage: s.NodeImage}), nil
 		},

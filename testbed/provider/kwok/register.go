@@ -9,7 +9,7 @@ import (
 // control-plane binaries come from the toolchain's kwok group.
 func init() {
 	provider.Register(provider.Registration{
-		Name: Name, Capabilities: Capabilities, Placement: provider.AddonsOnHost, ToolGroups: []string{"kwok"},
+		Name: Name, Capabilities: Capabilities, Placements: []provider.Placement{provider.AddonsOnHost}, ToolGroups: []string{"kwok"},
 		New: func(s provider.Setup) (provider.Provider, error) {
 			t := s.Tools
 			return New(s.Options, Binaries{
