@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/placement"
@@ -173,176 +172,16 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		row.ReadyTotal += cell.Ready
 	}
 
-	// Copies missing from reachable clusters.
-	if len(present) > 0 && len(absent) > 0 {
-		m.flag(DisagreeMissingCopy, object, m.namesOf(absent),
-			"present in %s but absent from %s: check that Flux delivered the manifests to every cluster",
-			strings.Join(m.namesOf(present), ", "), strings.Join(m.namesOf(absent), ", "))
+	c := &copiesOf{
+		object: object, copies: copies, deps: deps, present: present, absent: absent,
+		specGroups: specGroupsOf(present, copies), expectedBy: expectedBy, resolvedBy: resolvedBy, row: &row,
 	}
-
-	// Specs, and the spec hashes the operators computed.
-	groups := groupBy(present, func(a, b int) bool { return apiequality.Semantic.DeepEqual(copies[a].Spec, copies[b].Spec) })
-	if len(groups) > 1 {
-		var parts []string
-		for _, g := range groups {
-			var who []string
-			for _, i := range g {
-				who = append(who, fmt.Sprintf("%s (generation %d, specHash %s)", m.names[i], copies[i].Generation, orDash(copies[i].Status.SpecHash)))
-			}
-			parts = append(parts, "{"+strings.Join(who, ", ")+"}")
-		}
-		m.flag(DisagreeSpec, object, m.namesOf(present),
-			"the clusters hold different specs: %s; the clusters have not all applied the same Git revision", strings.Join(parts, " vs "))
-	} else if len(present) > 1 {
-		var withHash []int
-		for _, i := range present {
-			if copies[i].Status.SpecHash != "" {
-				withHash = append(withHash, i)
-			}
-		}
-		if len(groupBy(withHash, func(a, b int) bool { return copies[a].Status.SpecHash == copies[b].Status.SpecHash })) > 1 {
-			var who []string
-			for _, i := range withHash {
-				who = append(who, fmt.Sprintf("%s=%s", m.names[i], copies[i].Status.SpecHash))
-			}
-			m.flag(DisagreeSpecHash, object, m.namesOf(withHash),
-				"the specs are equal but status.specHash differs (%s): an operator has not processed the current spec, or the operators run different versions", strings.Join(who, ", "))
-		}
-		row.Expected = SharesOf(expectedBy[present[0]])
-		m.resolvedTargetsAgree(object, present, copies, resolvedBy)
-	} else if len(present) == 1 {
+	// The fleet expects one allocation when the copies agree on the spec.
+	if len(present) > 0 && len(c.specGroups) == 1 {
 		row.Expected = SharesOf(expectedBy[present[0]])
 	}
-
-	// The allocation each cluster computed for each target, against the others and against
-	// placement.ForWorkload of its own spec.
-	computed := map[string]map[int]int32{} // target -> snapshot index -> desired
-	for _, i := range present {
-		for _, t := range copies[i].Status.Targets {
-			if computed[t.Cluster] == nil {
-				computed[t.Cluster] = map[int]int32{}
-			}
-			computed[t.Cluster][i] = t.DesiredReplicas
-		}
-	}
-	for _, target := range sortedMapKeys(computed) {
-		byCluster := computed[target]
-		distinct := map[int32]bool{}
-		for _, v := range byCluster {
-			distinct[v] = true
-		}
-		if len(distinct) < 2 {
-			continue
-		}
-		var idx []int
-		var who []string
-		for _, i := range present {
-			if v, ok := byCluster[i]; ok {
-				idx = append(idx, i)
-				who = append(who, fmt.Sprintf("%s computed %d", m.names[i], v))
-			}
-		}
-		m.flag(DisagreeAllocation, object, m.namesOf(idx),
-			"desired replicas for target %s differ: %s", target, strings.Join(who, ", "))
-	}
-	for _, i := range present {
-		w := copies[i]
-		if expectedBy[i] == nil || len(w.Status.Targets) == 0 || w.Status.ObservedGeneration != w.Generation {
-			continue
-		}
-		if got, want := formatShares(row.Clusters[i].Targets), formatShares(row.Clusters[i].Expected); got != want {
-			m.flag(DisagreeExpected, object, []string{m.names[i]},
-				"%s reports targets %s but placement of its spec gives %s: the operator in %s computes allocations differently (version skew?)",
-				m.names[i], got, want, m.names[i])
-		}
-	}
-
-	// Slices with replicas that no reachable cluster reports as its own.
-	wanted := map[string]bool{}
-	for _, i := range present {
-		for _, s := range expectedBy[i] {
-			if s.Replicas > 0 {
-				wanted[s.Cluster] = true
-			}
-		}
-	}
-	for _, target := range sortedMapKeys(wanted) {
-		reported := false
-		for _, i := range present {
-			if m.names[i] == target && copies[i].Status.Cluster == target {
-				reported = true
-			}
-		}
-		if !reported {
-			m.flag(DisagreeUnreported, object, []string{target}, "target %s should run replicas but no reachable cluster reports it as local: %s",
-				target, m.whyUnreported(target, copies))
-		}
-	}
-
-	// Replicas in clusters the Workload does not target.
-	for i := range m.snaps {
-		if !m.reachable(i) {
-			continue
-		}
-		targeted := false
-		if copies[i] != nil {
-			targeted = slices.Contains(resolvedBy[i], m.names[i])
-		} else {
-			for _, j := range present {
-				targeted = targeted || slices.Contains(resolvedBy[j], m.names[i])
-			}
-		}
-		if targeted {
-			continue
-		}
-		var evidence []string
-		if w := copies[i]; w != nil && (w.Status.ReadyReplicas > 0 || w.Status.DesiredReplicas > 0) {
-			evidence = append(evidence, fmt.Sprintf("its status reports %d desired, %d ready", w.Status.DesiredReplicas, w.Status.ReadyReplicas))
-		}
-		if deps != nil && deps[i] != nil {
-			d := deps[i]
-			spec := int32(1)
-			if d.Spec.Replicas != nil {
-				spec = *d.Spec.Replicas
-			}
-			if spec > 0 || d.Status.Replicas > 0 {
-				evidence = append(evidence, fmt.Sprintf("Deployment %s/%s has %d replicas (%d running)", d.Namespace, d.Name, spec, d.Status.Replicas))
-			}
-		}
-		if len(evidence) > 0 {
-			m.flag(DisagreeUntargeted, object, []string{m.names[i]},
-				"%s is not a target but %s: the operator in %s should scale it to zero", m.names[i], strings.Join(evidence, "; "), m.names[i])
-		}
-	}
-
-	// Readiness of the slices the reachable clusters run.
-	for _, i := range present {
-		w, cell := copies[i], row.Clusters[i]
-		want, targetedHere := expectedBy[i].For(m.names[i])
-		if !targetedHere || (want == 0 && cell.Desired == 0) {
-			continue
-		}
-		switch {
-		case w.Status.Cluster == "":
-			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no status written yet (is the operator running?)", m.names[i]))
-		case w.Status.ObservedGeneration < w.Generation:
-			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: status is for generation %d, the spec is at generation %d", m.names[i], w.Status.ObservedGeneration, w.Generation))
-		case cell.Autoscaling != nil:
-			// An HPA moves the replicas between the bounds: a slice still scaling is not
-			// unready, one below its minimum or failing is.
-			if reason := autoscaledNotReady(cell); reason != "" {
-				row.NotReady = append(row.NotReady, m.names[i]+": "+reason)
-			}
-		case cell.Ready < cell.Desired:
-			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: %d/%d ready, phase %s", m.names[i], cell.Ready, cell.Desired, orDash(cell.Phase)))
-		case cell.Phase != polykubev1alpha1.PhaseReady:
-			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: phase %s", m.names[i], orDash(cell.Phase)))
-		}
-	}
-	for _, i := range present {
-		if resolvedBy[i] != nil && len(resolvedBy[i]) == 0 {
-			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no ClusterMember of its roster matches spec.distribution.targetSelectors; nothing runs for this Workload there", m.names[i]))
-		}
+	for _, check := range workloadChecks {
+		check(m, c)
 	}
 	row.Ready = len(row.NotReady) == 0 && len(present) > 0
 	if len(present) == 0 {

@@ -1,0 +1,249 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/placement"
+)
+
+// copiesOf is what the checks of one Workload read: its copy and Deployment in each snapshot
+// (nil where there is none), and what each copy's own cluster makes of it.
+type copiesOf struct {
+	object string
+	copies []*polykubev1alpha1.Workload
+	deps   []*appsv1.Deployment
+	// present are the snapshots holding a copy; absent the reachable ones that hold none.
+	present, absent []int
+	// specGroups partition present by equal spec.
+	specGroups [][]int
+	// expectedBy is the allocation of each copy over its own cluster's roster (nil when its
+	// spec cannot be allocated); resolvedBy the targets it resolves there (nil likewise).
+	expectedBy []placement.Allocation
+	resolvedBy [][]string
+	row        *WorkloadRow
+}
+
+// workloadCheck flags one kind of disagreement among the copies of a Workload, or records in
+// its row what keeps it from being ready.
+type workloadCheck func(m *merger, c *copiesOf)
+
+// workloadChecks run in this order; the report lists the disagreements they flag in it. A new
+// detector is a function here and a line in this list.
+var workloadChecks = []workloadCheck{
+	checkMissingCopies,
+	checkSpecsAgree,
+	checkResolvedTargetsAgree,
+	checkAllocationsAgree,
+	checkAllocationsExpected,
+	checkTargetsReported,
+	checkUntargetedIdle,
+	checkSlicesReady,
+}
+
+// checkMissingCopies flags a Workload some reachable clusters hold and others do not.
+func checkMissingCopies(m *merger, c *copiesOf) {
+	if len(c.present) > 0 && len(c.absent) > 0 {
+		m.flag(DisagreeMissingCopy, c.object, m.namesOf(c.absent),
+			"present in %s but absent from %s: check that Flux delivered the manifests to every cluster",
+			strings.Join(m.namesOf(c.present), ", "), strings.Join(m.namesOf(c.absent), ", "))
+	}
+}
+
+// checkSpecsAgree flags copies with different specs, or, with equal specs, different
+// status.specHash (an operator behind, or operators of different versions).
+func checkSpecsAgree(m *merger, c *copiesOf) {
+	copies := c.copies
+	if len(c.specGroups) > 1 {
+		var parts []string
+		for _, g := range c.specGroups {
+			var who []string
+			for _, i := range g {
+				who = append(who, fmt.Sprintf("%s (generation %d, specHash %s)", m.names[i], copies[i].Generation, orDash(copies[i].Status.SpecHash)))
+			}
+			parts = append(parts, "{"+strings.Join(who, ", ")+"}")
+		}
+		m.flag(DisagreeSpec, c.object, m.namesOf(c.present),
+			"the clusters hold different specs: %s; the clusters have not all applied the same Git revision", strings.Join(parts, " vs "))
+		return
+	}
+	var withHash []int
+	for _, i := range c.present {
+		if copies[i].Status.SpecHash != "" {
+			withHash = append(withHash, i)
+		}
+	}
+	if len(groupBy(withHash, func(a, b int) bool { return copies[a].Status.SpecHash == copies[b].Status.SpecHash })) > 1 {
+		var who []string
+		for _, i := range withHash {
+			who = append(who, fmt.Sprintf("%s=%s", m.names[i], copies[i].Status.SpecHash))
+		}
+		m.flag(DisagreeSpecHash, c.object, m.namesOf(withHash),
+			"the specs are equal but status.specHash differs (%s): an operator has not processed the current spec, or the operators run different versions", strings.Join(who, ", "))
+	}
+}
+
+// checkResolvedTargetsAgree flags equal specs that resolve different targets from the
+// clusters' rosters (resolvedTargetsAgree).
+func checkResolvedTargetsAgree(m *merger, c *copiesOf) {
+	if len(c.specGroups) == 1 && len(c.present) > 1 {
+		m.resolvedTargetsAgree(c.object, c.present, c.copies, c.resolvedBy)
+	}
+}
+
+// checkAllocationsAgree flags a target whose desired replicas the clusters computed
+// differently.
+func checkAllocationsAgree(m *merger, c *copiesOf) {
+	computed := map[string]map[int]int32{} // target -> snapshot index -> desired
+	for _, i := range c.present {
+		for _, t := range c.copies[i].Status.Targets {
+			if computed[t.Cluster] == nil {
+				computed[t.Cluster] = map[int]int32{}
+			}
+			computed[t.Cluster][i] = t.DesiredReplicas
+		}
+	}
+	for _, target := range sortedMapKeys(computed) {
+		byCluster := computed[target]
+		distinct := map[int32]bool{}
+		for _, v := range byCluster {
+			distinct[v] = true
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		var idx []int
+		var who []string
+		for _, i := range c.present {
+			if v, ok := byCluster[i]; ok {
+				idx = append(idx, i)
+				who = append(who, fmt.Sprintf("%s computed %d", m.names[i], v))
+			}
+		}
+		m.flag(DisagreeAllocation, c.object, m.namesOf(idx),
+			"desired replicas for target %s differ: %s", target, strings.Join(who, ", "))
+	}
+}
+
+// checkAllocationsExpected flags a cluster whose reported targets are not what placement
+// computes from its spec and roster (an operator of another version).
+func checkAllocationsExpected(m *merger, c *copiesOf) {
+	for _, i := range c.present {
+		w := c.copies[i]
+		if c.expectedBy[i] == nil || len(w.Status.Targets) == 0 || w.Status.ObservedGeneration != w.Generation {
+			continue
+		}
+		if got, want := formatShares(c.row.Clusters[i].Targets), formatShares(c.row.Clusters[i].Expected); got != want {
+			m.flag(DisagreeExpected, c.object, []string{m.names[i]},
+				"%s reports targets %s but placement of its spec gives %s: the operator in %s computes allocations differently (version skew?)",
+				m.names[i], got, want, m.names[i])
+		}
+	}
+}
+
+// checkTargetsReported flags a target that should run replicas but that no reachable cluster
+// reports as its own.
+func checkTargetsReported(m *merger, c *copiesOf) {
+	wanted := map[string]bool{}
+	for _, i := range c.present {
+		for _, s := range c.expectedBy[i] {
+			if s.Replicas > 0 {
+				wanted[s.Cluster] = true
+			}
+		}
+	}
+	for _, target := range sortedMapKeys(wanted) {
+		reported := false
+		for _, i := range c.present {
+			if m.names[i] == target && c.copies[i].Status.Cluster == target {
+				reported = true
+			}
+		}
+		if !reported {
+			m.flag(DisagreeUnreported, c.object, []string{target}, "target %s should run replicas but no reachable cluster reports it as local: %s",
+				target, m.whyUnreported(target, c.copies))
+		}
+	}
+}
+
+// checkUntargetedIdle flags replicas in a reachable cluster the Workload does not target.
+func checkUntargetedIdle(m *merger, c *copiesOf) {
+	for i := range m.snaps {
+		if !m.reachable(i) {
+			continue
+		}
+		targeted := false
+		if c.copies[i] != nil {
+			targeted = slices.Contains(c.resolvedBy[i], m.names[i])
+		} else {
+			for _, j := range c.present {
+				targeted = targeted || slices.Contains(c.resolvedBy[j], m.names[i])
+			}
+		}
+		if targeted {
+			continue
+		}
+		var evidence []string
+		if w := c.copies[i]; w != nil && (w.Status.ReadyReplicas > 0 || w.Status.DesiredReplicas > 0) {
+			evidence = append(evidence, fmt.Sprintf("its status reports %d desired, %d ready", w.Status.DesiredReplicas, w.Status.ReadyReplicas))
+		}
+		if c.deps != nil && c.deps[i] != nil {
+			d := c.deps[i]
+			spec := int32(1)
+			if d.Spec.Replicas != nil {
+				spec = *d.Spec.Replicas
+			}
+			if spec > 0 || d.Status.Replicas > 0 {
+				evidence = append(evidence, fmt.Sprintf("Deployment %s/%s has %d replicas (%d running)", d.Namespace, d.Name, spec, d.Status.Replicas))
+			}
+		}
+		if len(evidence) > 0 {
+			m.flag(DisagreeUntargeted, c.object, []string{m.names[i]},
+				"%s is not a target but %s: the operator in %s should scale it to zero", m.names[i], strings.Join(evidence, "; "), m.names[i])
+		}
+	}
+}
+
+// checkSlicesReady records, in the row, each targeted slice that is not ready and why, and each
+// cluster whose roster selects nothing.
+func checkSlicesReady(m *merger, c *copiesOf) {
+	row := c.row
+	for _, i := range c.present {
+		w, cell := c.copies[i], row.Clusters[i]
+		want, targetedHere := c.expectedBy[i].For(m.names[i])
+		if !targetedHere || (want == 0 && cell.Desired == 0) {
+			continue
+		}
+		switch {
+		case w.Status.Cluster == "":
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no status written yet (is the operator running?)", m.names[i]))
+		case w.Status.ObservedGeneration < w.Generation:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: status is for generation %d, the spec is at generation %d", m.names[i], w.Status.ObservedGeneration, w.Generation))
+		case cell.Autoscaling != nil:
+			// An HPA moves the replicas between the bounds: a slice still scaling is not
+			// unready, one below its minimum or failing is.
+			if reason := autoscaledNotReady(cell); reason != "" {
+				row.NotReady = append(row.NotReady, m.names[i]+": "+reason)
+			}
+		case cell.Ready < cell.Desired:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: %d/%d ready, phase %s", m.names[i], cell.Ready, cell.Desired, orDash(cell.Phase)))
+		case cell.Phase != polykubev1alpha1.PhaseReady:
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: phase %s", m.names[i], orDash(cell.Phase)))
+		}
+	}
+	for _, i := range c.present {
+		if c.resolvedBy[i] != nil && len(c.resolvedBy[i]) == 0 {
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no ClusterMember of its roster matches spec.distribution.targetSelectors; nothing runs for this Workload there", m.names[i]))
+		}
+	}
+}
+
+// specGroupsOf partitions the snapshots holding a copy by equal spec.
+func specGroupsOf(present []int, copies []*polykubev1alpha1.Workload) [][]int {
+	return groupBy(present, func(a, b int) bool { return apiequality.Semantic.DeepEqual(copies[a].Spec, copies[b].Spec) })
+}
