@@ -350,13 +350,8 @@ func (tb *Testbed) Client(name string) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: Scheme})
 }
 
-// GitURL is the clone URL of the served repository.
-func (tb *Testbed) GitURL() string {
-	if tb.state.Git.Addr == "" {
-		return ""
-	}
-	return gitrepo.URL(tb.state.Git.Addr)
-}
+// GitURL is the clone URL of the served repository ("" before it serves).
+func (tb *Testbed) GitURL() string { return gitrepo.URL(tb.state.Git.Addr) }
 
 // forEachCluster runs fn for every cluster concurrently and joins the errors.
 func (tb *Testbed) forEachCluster(fn func(c topology.Cluster) error) error {

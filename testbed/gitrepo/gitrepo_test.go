@@ -117,3 +117,11 @@ func TestRender_TheRepositorysOperatorBase(t *testing.T) {
 	g.Expect(string(seed.Files["operator/operator.yaml"])).To(gomega.ContainSubstring("kind: CustomResourceDefinition"))
 	g.Expect(string(seed.Files["operator/operator.yaml"])).To(gomega.ContainSubstring("--cluster-name=${CLUSTER_NAME}"))
 }
+
+// A run without the git add-on has no address; its URL is empty, not "http:///…", so that
+// up prints no repository and nothing is cloned from a URL without a host.
+func TestURL(t *testing.T) {
+	g := gomega.NewWithT(t)
+	g.Expect(URL("127.0.0.1:8090")).To(gomega.Equal("http://127.0.0.1:8090/" + RepoPath))
+	g.Expect(URL("")).To(gomega.BeEmpty())
+}

@@ -24,8 +24,14 @@ const RepoPath = "polykube/gitops.git"
 // Branch is the branch the test bed commits to and Flux follows.
 const Branch = "main"
 
-// URL is the clone URL of the repository served at addr (host:port).
-func URL(addr string) string { return "http://" + addr + "/" + RepoPath }
+// URL is the clone URL of the repository served at addr (host:port); "" when there is no
+// address (a run without the git add-on serves nothing).
+func URL(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return "http://" + addr + "/" + RepoPath
+}
 
 // InitBare creates the bare repository under root unless it exists.
 func InitBare(root string) error {
