@@ -58,7 +58,12 @@ func routingSteps(r *registry) {
 			if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
 				return err
 			}
-			return s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery))
+			if err := s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery)); err != nil {
+				return err
+			}
+			// The calls count the backends Cilium holds against the ready endpoints: every
+			// slice must be ready first, or one still starting looks left out by the mesh.
+			return s.AwaitAllocated(ctx, workload)
 		})
 	})
 	r.step(`^a client in cluster "([^"]*)" calls the Service "([^"]*)" (\d+) times$`, func(ctx context.Context, cluster, service string, n int) (context.Context, error) {

@@ -211,6 +211,25 @@ func equalDistribution(a, b polykubev1alpha1.Distribution) bool {
 	return string(ya) == string(yb)
 }
 
+// AwaitAllocated waits until every cluster the Workload's spec allocates replicas to runs them
+// ready (AwaitReplicas of placement.ForWorkload): a step that judges traffic waits for it, so
+// that a slice still starting is not taken for one the mesh left out.
+func (sc *Scenario) AwaitAllocated(ctx context.Context, workload string) error {
+	w, err := sc.Workload(workload)
+	if err != nil {
+		return err
+	}
+	alloc, err := placement.ForWorkload(w)
+	if err != nil {
+		return fmt.Errorf("allocate Workload %q: %w", workload, err)
+	}
+	want := map[string]int32{}
+	for _, s := range alloc {
+		want[s.Cluster] = s.Replicas
+	}
+	return sc.AwaitReplicas(ctx, workload, want)
+}
+
 // AwaitReplicas waits until each named cluster runs its Deployment of the Workload with the
 // given replicas, all ready, made by that cluster's operator for the current spec. It then
 // records the observation.
