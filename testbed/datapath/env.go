@@ -145,13 +145,9 @@ func (e *Env) wait(name string) topology.Wait {
 	return e.Topology.Wait(name)
 }
 
-// EachMember runs fn for every member at once (in order in a dry run) and joins the errors,
-// each prefixed with its member's name.
-func (e *Env) EachMember(fn func(m Member) error) error { return e.eachConcurrently(fn) }
-
-// eachConcurrently runs fn for every member at once and returns every member's error; a dry
+// EachMember runs fn for every member at once and returns every member's error; a dry
 // run goes in order, so that its plan reads the same each time.
-func (e *Env) eachConcurrently(fn func(m Member) error) error {
+func (e *Env) EachMember(fn func(m Member) error) error {
 	if e.Runner.DryRun() {
 		return e.each(fn)
 	}

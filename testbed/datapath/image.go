@@ -31,5 +31,5 @@ func BuildImage(ctx context.Context, e *Env, srcDir string) error {
 // LoadImage loads the archive into every node of every member, the members at once (the
 // import is mostly disk and hashing, so clusters need not wait for each other).
 func LoadImage(ctx context.Context, e *Env, l ImageLoader, archive string) error {
-	return e.eachConcurrently(func(m Member) error { return l.LoadImageArchive(ctx, m.Name, archive) })
+	return e.EachMember(func(m Member) error { return l.LoadImageArchive(ctx, m.Name, archive) })
 }

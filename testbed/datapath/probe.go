@@ -131,7 +131,7 @@ func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int
 // cannot fetch from the Git server: Flux would then never deliver anything, and the only
 // symptom would be a Kustomization that is never Ready.
 func CheckGitReachable(ctx context.Context, e *Env, gitURL string) error {
-	return e.eachConcurrently(func(m Member) error {
+	return e.EachMember(func(m Member) error {
 		job := GitReachJob(metav1.NamespaceDefault, gitURL, Image)
 		if !e.Runner.Note("run a Job in %s whose pod (image %s) runs: %s", m.Context, Image, strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")) {
 			return nil

@@ -422,16 +422,16 @@ func (b *Bed) buildImage(ctx context.Context) error {
 // loadImages loads the Polykube image (and, with local images, Cilium's) into every node, as
 // `kind load docker-image` does: one archive, imported into each node's containerd.
 func (b *Bed) loadImages(ctx context.Context) error {
+	l, ok := b.prov.(datapath.ImageLoader)
+	if !ok {
+		return fmt.Errorf("provider %s cannot load images into its nodes (%w): the clusters must have or pull %s themselves", b.prov.Name(), provider.ErrNotSupported, strings.Join(b.imageRefs(), ", "))
+	}
 	refs := b.imageRefs()
 	archive := b.imageArchive()
 	if _, err := b.env.Runner.Run(ctx, execx.Command("docker", append([]string{"save", "--output", archive}, refs...)...)); err != nil {
 		return fmt.Errorf("save %s: %w", strings.Join(refs, ", "), err)
 	}
 	defer os.Remove(archive)
-	l, ok := b.prov.(datapath.ImageLoader)
-	if !ok {
-		return fmt.Errorf("provider %s cannot load images into its nodes (%w)", b.prov.Name(), provider.ErrNotSupported)
-	}
 	return datapath.LoadImage(ctx, b.env, l, archive)
 }
 
