@@ -34,6 +34,14 @@ Feature: Capacity failover
       | beta    | 3        |
       | gamma   | 3        |
     And every cluster sees through the mesh the ready replicas of "web" in every other cluster
+    # Nothing absorbed and nothing waiting: during the first rollout a peer's share can be
+    # missing from the mirrored slices for longer than detectAfter on a slow machine, and a
+    # scenario that changed the timing before that was settled would see it act later.
+    And the failover status of "web" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 6    | 0     | -       | -       |
+      | beta    | 3    | 0     | -       | -       |
+      | gamma   | 3    | 0     | -       | -       |
 
   Scenario: The others absorb a stopped cluster's share, capped, and give it back once it serves again
     When the API server of cluster "alpha" is stopped
@@ -76,10 +84,10 @@ Feature: Capacity failover
     And "gamma" was gone from the mesh for less than the detectAfter of "web"
     And the replicas of "web" stay as they are for its returnAfter
     And the failover status of "web" is:
-      | cluster | base | extra | absorbs |
-      | alpha   | 6    | 0     | -       |
-      | beta    | 3    | 0     | -       |
-      | gamma   | 3    | 0     | -       |
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 6    | 0     | -       | -       |
+      | beta    | 3    | 0     | -       | -       |
+      | gamma   | 3    | 0     | -       | -       |
     And no Deployment of "web" was deleted or duplicated
 
   @datapath

@@ -66,6 +66,13 @@ func failoverSteps(r *registry) {
 				if fr.Absorbs, err = absorbsCell(row["absorbs"]); err != nil {
 					return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
 				}
+				// The pending column is optional: without it, a change the operator waits
+				// to make is not looked at.
+				if cell, ok := row["pending"]; ok {
+					if fr.Pending, err = absorbsCell(cell); err != nil {
+						return fmt.Errorf("cluster %s: pending: %w", fr.Cluster, err)
+					}
+				}
 				want = append(want, fr)
 			}
 			return s.AwaitFailoverStatus(ctx, workload, want)
@@ -109,7 +116,7 @@ func replicaTable(table *godog.Table) (map[string]int32, error) {
 	return want, nil
 }
 
-// absorbsCell parses "alpha: 6, beta: 1"; "-" is nothing.
+// absorbsCell parses "alpha: 6, beta: 1" (an absorbs or pending cell); "-" is nothing.
 func absorbsCell(cell string) (map[string]int32, error) {
 	out := map[string]int32{}
 	if cell == "" || cell == "-" {

@@ -329,6 +329,17 @@ func peerStatus(w *polykubev1alpha1.Workload, peer string) *polykubev1alpha1.Pee
 	return nil
 }
 
+// pendingChanges is, per peer, the absorbed replicas the operator waits to move to.
+func pendingChanges(f *polykubev1alpha1.FailoverStatus) map[string]int32 {
+	out := map[string]int32{}
+	for _, p := range f.Peers {
+		if p.PendingSince != nil {
+			out[p.Cluster] = p.PendingReplicas
+		}
+	}
+	return out
+}
+
 func failoverSummary(w *polykubev1alpha1.Workload) string {
 	f := w.Status.Failover
 	if f == nil {
@@ -347,6 +358,10 @@ type FailoverRow struct {
 	Base, Extra int32
 	// Absorbs is the replicas absorbed per peer.
 	Absorbs map[string]int32
+	// Pending is, per peer, what the operator waits to make its absorbed replicas (a rise
+	// after detectAfter, a fall after returnAfter); nil checks nothing, empty means that no
+	// change is pending toward any peer.
+	Pending map[string]int32
 }
 
 // AwaitFailoverStatus waits until each cluster's operator reports the row in status.failover.
@@ -376,6 +391,11 @@ func (sc *Scenario) AwaitFailoverStatus(ctx context.Context, workload string, ro
 				}
 				if !maps.Equal(absorbs, r.Absorbs) {
 					return fmt.Errorf("absorbs %s, want %s (%s)", formatShares(absorbs), formatShares(r.Absorbs), failoverSummary(w))
+				}
+				if r.Pending != nil {
+					if pending := pendingChanges(f); !maps.Equal(pending, r.Pending) {
+						return fmt.Errorf("waits to absorb %s, want %s (%s)", formatShares(pending), formatShares(r.Pending), failoverSummary(w))
+					}
 				}
 				return nil
 			}))
