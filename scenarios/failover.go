@@ -63,14 +63,14 @@ func failoverSteps(r *registry) {
 					}
 					*f.to = int32(n)
 				}
-				if fr.Absorbs, err = absorbsCell(row["absorbs"]); err != nil {
+				if fr.Absorbs, err = sharesCell("absorbs", row["absorbs"]); err != nil {
 					return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
 				}
 				// The pending column is optional: without it, a change the operator waits
 				// to make is not looked at.
 				if cell, ok := row["pending"]; ok {
-					if fr.Pending, err = absorbsCell(cell); err != nil {
-						return fmt.Errorf("cluster %s: pending: %w", fr.Cluster, err)
+					if fr.Pending, err = sharesCell("pending", cell); err != nil {
+						return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
 					}
 				}
 				want = append(want, fr)
@@ -116,8 +116,9 @@ func replicaTable(table *godog.Table) (map[string]int32, error) {
 	return want, nil
 }
 
-// absorbsCell parses "alpha: 6, beta: 1" (an absorbs or pending cell); "-" is nothing.
-func absorbsCell(cell string) (map[string]int32, error) {
+// sharesCell parses a cell of replicas per peer, "alpha: 6, beta: 1", of the column named;
+// "-" is nothing.
+func sharesCell(column, cell string) (map[string]int32, error) {
 	out := map[string]int32{}
 	if cell == "" || cell == "-" {
 		return out, nil
@@ -126,7 +127,7 @@ func absorbsCell(cell string) (map[string]int32, error) {
 		name, n, ok := strings.Cut(part, ":")
 		v, err := strconv.ParseInt(strings.TrimSpace(n), 10, 32)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("absorbs %q: want \"cluster: replicas, …\" or -", cell)
+			return nil, fmt.Errorf("%s %q: want \"cluster: replicas, …\" or -", column, cell)
 		}
 		out[strings.TrimSpace(name)] = int32(v)
 	}

@@ -347,7 +347,11 @@ func failoverSummary(w *polykubev1alpha1.Workload) string {
 	}
 	var peers []string
 	for _, p := range f.Peers {
-		peers = append(peers, fmt.Sprintf("%s absorbed %d pending %d", p.Cluster, p.AbsorbedReplicas, p.PendingReplicas))
+		peer := fmt.Sprintf("%s absorbed %d", p.Cluster, p.AbsorbedReplicas)
+		if p.PendingSince != nil {
+			peer += fmt.Sprintf(", pending %d since %s", p.PendingReplicas, p.PendingSince.UTC().Format(time.RFC3339))
+		}
+		peers = append(peers, peer)
 	}
 	return fmt.Sprintf("base %d, extra %d, effective %d; peers: %s", f.BaseReplicas, f.ExtraReplicas, f.EffectiveReplicas, strings.Join(peers, ", "))
 }
@@ -394,7 +398,7 @@ func (sc *Scenario) AwaitFailoverStatus(ctx context.Context, workload string, ro
 				}
 				if r.Pending != nil {
 					if pending := pendingChanges(f); !maps.Equal(pending, r.Pending) {
-						return fmt.Errorf("waits to absorb %s, want %s (%s)", formatShares(pending), formatShares(r.Pending), failoverSummary(w))
+						return fmt.Errorf("waits to change what it absorbs to %s, want %s (%s)", formatShares(pending), formatShares(r.Pending), failoverSummary(w))
 					}
 				}
 				return nil
