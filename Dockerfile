@@ -10,6 +10,8 @@ ARG GO_VERSION=1.26.8
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# The API is its own module, which go.mod replaces with ./api.
+COPY api/go.mod api/go.sum api/
 RUN go mod download
 COPY api/ api/
 COPY operator/ operator/

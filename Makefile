@@ -4,6 +4,9 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO ?= go
 CONTROLLER_GEN := $(GO) tool -modfile=scripts/tools/go.mod controller-gen
+# The API is its own module (api/go.mod): controller-gen runs inside it to load its packages, with
+# the tool still resolved from scripts/tools/go.mod.
+CONTROLLER_GEN_API := cd api && $(GO) tool -modfile=../scripts/tools/go.mod controller-gen
 CRD_DIR := operator/config/crd/bases
 # The test bed is compiled once into bin/ (gitignored) by scripts/testbed-bin.sh, which says so
 # on a first run instead of compiling silently as `go run` would; later runs rebuild incrementally.
@@ -99,12 +102,12 @@ bench: tools ## Run the benchmarks and print their figures (not asserted).
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code, CRDs and RBAC from the API and operator markers.
-	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN_API) object paths=./...
 	$(MAKE) manifests
 
 .PHONY: manifests
 manifests: ## Regenerate CRDs (without the descriptions of embedded Kubernetes types) and RBAC into operator/config.
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
+	$(CONTROLLER_GEN_API) crd:generateEmbeddedObjectMeta=true paths=./... output:crd:artifacts:config=../$(CRD_DIR)
 	$(GO) run ./internal/crdtrim/cmd/crdtrim $(CRD_DIR)
 	$(CONTROLLER_GEN) rbac:roleName=polykube-operator paths=./operator/... output:rbac:artifacts:config=operator/config/rbac
 
@@ -115,6 +118,7 @@ fmt: ## Format the Go code.
 .PHONY: vet
 vet: ## Run go vet.
 	$(GO) vet ./...
+	cd api && $(GO) vet ./...
 
 .PHONY: lint
 lint: vet ## Check formatting and vet (and golangci-lint when it is installed).
@@ -125,5 +129,6 @@ lint: vet ## Check formatting and vet (and golangci-lint when it is installed).
 verify: ## Regenerate, format and tidy, then fail if anything changed or a feature step has no (or an unused) definition.
 	$(MAKE) generate fmt
 	$(GO) mod tidy
+	cd api && $(GO) mod tidy
 	$(GO) test -count=1 -run '^TestStepDefinitionsInSync$$' ./scenarios/
 	@if [ -n "$$(git status --porcelain)" ]; then echo "The tree changed after generate/fmt/tidy; commit the result:"; git status --porcelain; git diff --stat; exit 1; fi

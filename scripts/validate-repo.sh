@@ -61,9 +61,9 @@ check_gofmt() {
 }
 
 check_vet() {
-	step "go vet ./..."
-	if go vet ./...; then ok vet
-	else fail vet "fix what go vet reports above (run: go vet ./...)"; fi
+	step "go vet ./... (and in the api module)"
+	if go vet ./... && (cd api && go vet ./...); then ok vet
+	else fail vet "fix what go vet reports above (run: go vet ./... and cd api && go vet ./...)"; fi
 }
 
 check_lint() {

@@ -66,10 +66,11 @@ func Build(ctx context.Context, root, pkg, outDir string) (string, error) {
 	return out, os.Rename(tmp, out)
 }
 
-// contentHash hashes go.mod, go.sum and every file of the module's packages pkg depends on.
+// contentHash hashes go.mod, go.sum and every file of the module's packages pkg depends on, the
+// api module's (a module of its own, replaced by ./api) included.
 func contentHash(ctx context.Context, root, pkg string) (string, error) {
 	out, err := (shell.Cmd{Path: "go", Dir: root, Args: []string{"list", "-deps",
-		"-f", `{{if .Module}}{{if eq .Module.Path "` + Module + `"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}{{end}}`, pkg}}).Output(ctx)
+		"-f", `{{if .Module}}{{if or (eq .Module.Path "` + Module + `") (eq .Module.Path "` + Module + `/api")}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}{{end}}`, pkg}}).Output(ctx)
 	if err != nil {
 		return "", fmt.Errorf("list the packages of %s: %w", pkg, err)
 	}
@@ -84,7 +85,7 @@ func contentHash(ctx context.Context, root, pkg string) (string, error) {
 		_, err = io.Copy(h, f)
 		return err
 	}
-	for _, f := range []string{"go.mod", "go.sum"} {
+	for _, f := range []string{"go.mod", "go.sum", "api/go.mod", "api/go.sum"} {
 		if err := hashFile(filepath.Join(root, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}

@@ -1,4 +1,4 @@
-package v1alpha1_test
+package apivalidation_test
 
 import (
 	"bufio"
