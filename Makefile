@@ -47,6 +47,15 @@ e2e: testbed-bin ## Run the datapath demo, then every feature (the @datapath one
 	    $(GO) test ./scenarios/ -run TestFeatures -timeout 90m -v; \
 	fi
 
+# The soak's length and seed (a seed replays a walk; none draws one from the clock).
+SOAK_DURATION ?= 10m
+SOAK_SEED ?=
+
+.PHONY: soak
+soak: testbed-bin ## Walk a kwok federation through seeded random faults and edits, checking nothing is lost (SOAK_DURATION=1h SOAK_SEED=N; not part of make test).
+	$(TESTBED) tools --build kwok flux
+	$(TESTBED) soak --duration $(SOAK_DURATION) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
+
 .PHONY: host-docker
 host-docker: ## Prepare this host for the datapath tier: install and start Docker, able to run --privileged (kind) containers.
 	@scripts/host/docker.sh

@@ -1,0 +1,203 @@
+package soak
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DeploymentSeen is what an observation saw of a Workload's Deployment in a cluster.
+type DeploymentSeen struct {
+	UID      string
+	Replicas int32
+	Template string // placement.TemplateHash of its pod template
+}
+
+// WorkloadSeen is what an observation saw of a Workload's status in a cluster.
+type WorkloadSeen struct {
+	Generation, ObservedGeneration int64
+	Ready                          bool
+	Reason, Message                string
+}
+
+// Observation is one read of one cluster; Reachable is false when the read failed (the
+// cluster's API server stopped, say), and then nothing else is set.
+type Observation struct {
+	Cluster     string
+	Reachable   bool
+	Deployments map[string]DeploymentSeen // by Workload name; absent: no Deployment
+	Workloads   map[string]WorkloadSeen
+}
+
+// Violation is an invariant found broken, with the step it happened in.
+type Violation struct {
+	Step      int
+	Invariant string
+	Cluster   string
+	Workload  string
+	Detail    string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("step %d: %s: %s/%s in %s: %s", v.Step, v.Invariant, Namespace, v.Workload, v.Cluster, v.Detail)
+}
+
+// The invariants, as violations name them.
+const (
+	InvDeploymentKept = "deployment-kept"  // a Deployment of a Workload that stayed targeted is never deleted or replaced
+	InvTemplateKept   = "template-kept"    // an unchanged Workload's pods are never rolled
+	InvReplicaFloor   = "replica-floor"    // never fewer replicas than the smallest allocation since the fleet settled
+	InvConverged      = "converged"        // every cluster converges within the bound once the faults are repaired
+	InvStatusAgrees   = "status-agrees"    // polykube-status's exit code says what the fleet is
+	InvStatusBlind    = "status-not-blind" // a stopped API server is reported unreachable
+)
+
+type key struct{ cluster, workload string }
+
+// Tracker checks the invariants over a stream of observations. It knows the desired state's
+// history since the fleet last settled: the smallest allocation each Deployment was given, and
+// which Deployments were meant to go away (not a target at some point) or to change their pods
+// (a bound Workload whose Secret went missing).
+type Tracker struct {
+	clusters  []string
+	settled   map[key]DeploymentSeen // what each Deployment was when the fleet last settled
+	floor     map[key]int32          // the smallest allocation since then, for the targeted ones
+	mayGo     map[key]bool           // not a target at some point since then
+	mayChange map[key]bool           // its pod template may differ until it settles again
+	checks    int
+}
+
+// NewTracker tracks the clusters' Workloads; Settle gives it the first settled fleet.
+func NewTracker(clusters []string) *Tracker {
+	return &Tracker{clusters: slices.Clone(clusters)}
+}
+
+// Checks is how many invariant checks were made.
+func (t *Tracker) Checks() int { return t.checks }
+
+// Settle records a converged fleet: from now on, what each cluster runs is what must be kept.
+func (t *Tracker) Settle(f *Fleet, obs []Observation) error {
+	t.settled, t.floor = map[key]DeploymentSeen{}, map[key]int32{}
+	t.mayGo, t.mayChange = map[key]bool{}, map[key]bool{}
+	for _, o := range obs {
+		for _, w := range Workloads {
+			k := key{o.Cluster, w}
+			if d, ok := o.Deployments[w]; ok {
+				t.settled[k] = d
+			}
+			n, targeted, err := f.Allocation(w, o.Cluster)
+			if err != nil {
+				return err
+			}
+			if targeted {
+				t.floor[k] = n
+			} else {
+				t.mayGo[k] = true
+			}
+		}
+	}
+	return nil
+}
+
+// Desire records a change of the desired state (a commit): the floor of each Deployment falls
+// to the new allocation if lower; one that is no target any more may go.
+func (t *Tracker) Desire(f *Fleet) error {
+	for _, c := range t.clusters {
+		for _, w := range Workloads {
+			k := key{c, w}
+			n, targeted, err := f.Allocation(w, c)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !targeted:
+				t.mayGo[k] = true
+				delete(t.floor, k)
+			case t.mayGo[k]:
+				// Not a target a moment ago: its floor starts from nothing.
+			default:
+				if fl, ok := t.floor[k]; !ok || n < fl {
+					t.floor[k] = n
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// MayChange lets a Workload's pods in a cluster change until the fleet settles again: a bound
+// Workload whose Secret is deleted loses the binding's env vars, by design.
+func (t *Tracker) MayChange(cluster, workload string) { t.mayChange[key{cluster, workload}] = true }
+
+// Observe checks one round of observations against what must be kept.
+func (t *Tracker) Observe(step int, obs []Observation) []Violation {
+	var out []Violation
+	for _, o := range obs {
+		if !o.Reachable {
+			continue
+		}
+		for _, w := range Workloads {
+			k := key{o.Cluster, w}
+			was, existed := t.settled[k]
+			now, exists := o.Deployments[w]
+			t.checks += 3
+			if existed && !t.mayGo[k] {
+				switch {
+				case !exists:
+					out = append(out, Violation{step, InvDeploymentKept, o.Cluster, w, "its Deployment was deleted while the Workload stayed targeted here"})
+				case now.UID != was.UID:
+					out = append(out, Violation{step, InvDeploymentKept, o.Cluster, w, fmt.Sprintf("its Deployment was replaced (uid %s, was %s)", now.UID, was.UID)})
+				}
+			}
+			if existed && exists && now.UID == was.UID && now.Template != was.Template && !t.mayChange[k] {
+				out = append(out, Violation{step, InvTemplateKept, o.Cluster, w, fmt.Sprintf("its pod template changed (%s, was %s) though the Workload did not", now.Template, was.Template)})
+			}
+			if fl, ok := t.floor[k]; ok && exists && now.Replicas < fl {
+				out = append(out, Violation{step, InvReplicaFloor, o.Cluster, w, fmt.Sprintf("%d replicas, below %d, the least it was given since the fleet settled", now.Replicas, fl)})
+			}
+		}
+	}
+	return out
+}
+
+// Converged says why the observations are not yet the desired state ("" when they are): every
+// cluster reachable, every targeted Workload's Deployment at its allocation with the pods it had
+// when the fleet settled (a bound Workload's Secret back), no Deployment where it is no target,
+// and every Workload Ready for its generation.
+func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
+	var why []string
+	for _, o := range obs {
+		if !o.Reachable {
+			why = append(why, o.Cluster+" unreachable")
+			continue
+		}
+		for _, w := range Workloads {
+			n, targeted, err := f.Allocation(w, o.Cluster)
+			if err != nil {
+				return "", err
+			}
+			d, exists := o.Deployments[w]
+			switch {
+			case targeted && !exists:
+				why = append(why, fmt.Sprintf("%s: %s has no Deployment (want %d replicas)", o.Cluster, w, n))
+			case targeted && d.Replicas != n:
+				why = append(why, fmt.Sprintf("%s: %s has %d replicas, want %d", o.Cluster, w, d.Replicas, n))
+			case !targeted && exists:
+				why = append(why, fmt.Sprintf("%s: %s still has a Deployment though no target here", o.Cluster, w))
+			}
+			if was, ok := t.settled[key{o.Cluster, w}]; ok && exists && was.UID == d.UID && d.Template != was.Template {
+				why = append(why, fmt.Sprintf("%s: %s's pod template is not back to what it was", o.Cluster, w))
+			}
+			ws, ok := o.Workloads[w]
+			switch {
+			case !ok:
+				why = append(why, fmt.Sprintf("%s: no Workload %s", o.Cluster, w))
+			case ws.ObservedGeneration != ws.Generation:
+				why = append(why, fmt.Sprintf("%s: %s observed generation %d of %d", o.Cluster, w, ws.ObservedGeneration, ws.Generation))
+			case !ws.Ready:
+				why = append(why, fmt.Sprintf("%s: %s not Ready (%s: %s)", o.Cluster, w, ws.Reason, ws.Message))
+			}
+		}
+	}
+	return strings.Join(why, "; "), nil
+}
