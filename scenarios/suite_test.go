@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -93,10 +95,16 @@ func TestFeatures(t *testing.T) {
 	results := &results{}
 	var suite *harness.Suite
 	if plan.toRun > 0 {
-		fed, err := bringUp(t, runCtx, cfg, top)
+		upStart := time.Now()
+		fed, err := bringUp(t, runCtx, cfg, top, func(d time.Duration) {
+			line := fmt.Sprintf("scenario suite on %s: teardown of the federation took %s\n", top.Provider, d.Round(time.Second))
+			fmt.Print(line)
+			appendFile(filepath.Join(artifacts, "summary.txt"), line)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		results.bringUp = time.Since(upStart)
 		suite = harness.NewSuite(cfg, fed)
 	}
 	status := godog.TestSuite{
@@ -149,7 +157,9 @@ func runContext(t *testing.T, cfg *harness.Config) (context.Context, func()) {
 
 // bringUp brings up the shared federation once, within the bring-up wait, and tears it down
 // when the test ends, also when it fails or is interrupted.
-func bringUp(t *testing.T, runCtx context.Context, cfg *harness.Config, top *topology.Topology) (harness.Federation, error) {
+// bringUp brings the shared federation up and registers its teardown, whose duration goes to
+// tornDown.
+func bringUp(t *testing.T, runCtx context.Context, cfg *harness.Config, top *topology.Topology, tornDown func(time.Duration)) (harness.Federation, error) {
 	ctx, cancel := context.WithTimeout(runCtx, cfg.Wait(harness.WaitBringUp).Timeout.Duration)
 	defer cancel()
 	fed, err := harness.Open(ctx, top, os.Stderr)
@@ -159,9 +169,11 @@ func bringUp(t *testing.T, runCtx context.Context, cfg *harness.Config, top *top
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Wait(harness.WaitCleanup).Timeout.Duration)
 		defer cancel()
+		start := time.Now()
 		if err := fed.Close(ctx); err != nil {
 			t.Errorf("tear down the federation: %v", err)
 		}
+		tornDown(time.Since(start))
 	})
 	return fed, nil
 }
@@ -176,6 +188,7 @@ func initScenario(sc *godog.ScenarioContext, suite *harness.Suite, artifacts str
 		if suite == nil {
 			return ctx, errors.New("the federation is not up: this scenario was not expected to run (check the tags)")
 		}
+		res.begin(p)
 		s := suite.NewScenario(p.Name)
 		ctx, cancel := context.WithTimeout(ctx, suite.Config.Wait(harness.WaitScenario).Timeout.Duration)
 		ctx = context.WithValue(ctx, scenarioCancelKey{}, cancel)
@@ -339,17 +352,39 @@ func seedOf(r int64) int64 {
 	return seed
 }
 
-// results counts scenario outcomes as the After hook sees them.
+// results counts scenario outcomes as the After hook sees them, and where the time went.
 type results struct {
-	mu     sync.Mutex
-	passed []string
-	failed []string
+	mu      sync.Mutex
+	passed  []string
+	failed  []string
+	bringUp time.Duration
+	started map[string]time.Time     // by scenario id
+	took    map[string]time.Duration // by feature file
+	count   map[string]int           // scenarios by feature file
+}
+
+// begin records a scenario's start (its Before hook).
+func (r *results) begin(p *godog.Scenario) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started == nil {
+		r.started = map[string]time.Time{}
+	}
+	r.started[p.Id] = time.Now()
 }
 
 func (r *results) add(p *godog.Scenario, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	name := fmt.Sprintf("%s (%s)", p.Name, filepath.Base(p.Uri))
+	feature := filepath.Base(p.Uri)
+	if start, ok := r.started[p.Id]; ok {
+		if r.took == nil {
+			r.took, r.count = map[string]time.Duration{}, map[string]int{}
+		}
+		r.took[feature] += time.Since(start)
+		r.count[feature]++
+	}
+	name := fmt.Sprintf("%s (%s)", p.Name, feature)
 	if err != nil {
 		r.failed = append(r.failed, name+": "+firstLine(err.Error()))
 	} else {
@@ -373,7 +408,32 @@ func (r *results) summary(provider string, notRun []notRun, wall time.Duration) 
 	for _, n := range notRun {
 		fmt.Fprintf(&b, "  not run: %s — %s (%s)\n", n.reason, n.name, n.location)
 	}
+	b.WriteString(r.timeTable(wall))
 	return b.String()
+}
+
+// timeTable says where the suite's time went: the bring-up, then each feature (its scenarios'
+// set-up, steps and clean-up), slowest first; the teardown is printed once it is over.
+func (r *results) timeTable(wall time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "where the time went (wall %s):\n", wall.Round(time.Second))
+	fmt.Fprintf(&b, "  %-36s %14s %8s\n", "bring-up of the federation", "", r.bringUp.Round(time.Second))
+	features := slices.Collect(maps.Keys(r.took))
+	slices.SortFunc(features, func(a, b string) int { return cmp.Compare(r.took[b], r.took[a]) })
+	for _, f := range features {
+		fmt.Fprintf(&b, "  %-36s %4d scenario(s) %8s\n", f, r.count[f], r.took[f].Round(time.Second))
+	}
+	return b.String()
+}
+
+// appendFile adds text to a file, best effort: the summary is printed anyway.
+func appendFile(path, text string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(text)
 }
 
 func firstLine(s string) string {
