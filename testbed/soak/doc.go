@@ -5,7 +5,8 @@
 //
 //   - no Deployment of a Workload that stayed targeted in its cluster is deleted or replaced;
 //   - no pod template of a Workload whose spec did not change is rewritten (pods would roll),
-//     except a bound Workload's while its Secret is missing, which must come back unchanged;
+//     a bound Workload's included while its Secret is missing (the operator keeps the env vars
+//     it injected);
 //   - no Deployment runs fewer replicas than the smallest allocation it was given since the
 //     fleet last converged (a fault may hold replicas, never take them away);
 //   - after every step, once its faults are repaired, every cluster converges within a bound

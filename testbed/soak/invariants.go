@@ -56,15 +56,13 @@ type key struct{ cluster, workload string }
 
 // Tracker checks the invariants over a stream of observations. It knows the desired state's
 // history since the fleet last settled: the smallest allocation each Deployment was given, and
-// which Deployments were meant to go away (not a target at some point) or to change their pods
-// (a bound Workload whose Secret went missing).
+// which Deployments were meant to go away (not a target at some point).
 type Tracker struct {
-	clusters  []string
-	settled   map[key]DeploymentSeen // what each Deployment was when the fleet last settled
-	floor     map[key]int32          // the smallest allocation since then, for the targeted ones
-	mayGo     map[key]bool           // not a target at some point since then
-	mayChange map[key]bool           // its pod template may differ until it settles again
-	checks    int
+	clusters []string
+	settled  map[key]DeploymentSeen // what each Deployment was when the fleet last settled
+	floor    map[key]int32          // the smallest allocation since then, for the targeted ones
+	mayGo    map[key]bool           // not a target at some point since then
+	checks   int
 }
 
 // NewTracker tracks the clusters' Workloads; Settle gives it the first settled fleet.
@@ -78,7 +76,7 @@ func (t *Tracker) Checks() int { return t.checks }
 // Settle records a converged fleet: from now on, what each cluster runs is what must be kept.
 func (t *Tracker) Settle(f *Fleet, obs []Observation) error {
 	t.settled, t.floor = map[key]DeploymentSeen{}, map[key]int32{}
-	t.mayGo, t.mayChange = map[key]bool{}, map[key]bool{}
+	t.mayGo = map[key]bool{}
 	for _, o := range obs {
 		for _, w := range Workloads {
 			k := key{o.Cluster, w}
@@ -125,10 +123,6 @@ func (t *Tracker) Desire(f *Fleet) error {
 	return nil
 }
 
-// MayChange lets a Workload's pods in a cluster change until the fleet settles again: a bound
-// Workload whose Secret is deleted loses the binding's env vars, by design.
-func (t *Tracker) MayChange(cluster, workload string) { t.mayChange[key{cluster, workload}] = true }
-
 // Observe checks one round of observations against what must be kept.
 func (t *Tracker) Observe(step int, obs []Observation) []Violation {
 	var out []Violation
@@ -149,7 +143,7 @@ func (t *Tracker) Observe(step int, obs []Observation) []Violation {
 					out = append(out, Violation{step, InvDeploymentKept, o.Cluster, w, fmt.Sprintf("its Deployment was replaced (uid %s, was %s)", now.UID, was.UID)})
 				}
 			}
-			if existed && exists && now.UID == was.UID && now.Template != was.Template && !t.mayChange[k] {
+			if existed && exists && now.UID == was.UID && now.Template != was.Template {
 				out = append(out, Violation{step, InvTemplateKept, o.Cluster, w, fmt.Sprintf("its pod template changed (%s, was %s) though the Workload did not", now.Template, was.Template)})
 			}
 			if fl, ok := t.floor[k]; ok && exists && now.Replicas < fl {
@@ -162,7 +156,7 @@ func (t *Tracker) Observe(step int, obs []Observation) []Violation {
 
 // Converged says why the observations are not yet the desired state ("" when they are): every
 // cluster reachable, every targeted Workload's Deployment at its allocation with the pods it had
-// when the fleet settled (a bound Workload's Secret back), no Deployment where it is no target,
+// when the fleet settled, no Deployment where it is no target,
 // and every Workload Ready for its generation.
 func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
 	var why []string

@@ -216,7 +216,6 @@ func (r *runner) do(ctx context.Context, s Step) error {
 		return err
 	case StepSecretDelete:
 		r.report.Edits[s.Kind]++
-		r.tracker.MayChange(s.Cluster, BoundName)
 		if err := r.clients[s.Cluster].Delete(ctx, Secret()); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete Secret %s/%s in %s: %w", Namespace, SecretName, s.Cluster, err)
 		}

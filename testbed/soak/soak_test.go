@@ -144,14 +144,6 @@ func TestTracker(t *testing.T) {
 		},
 		want: []string{InvTemplateKept + " gamma/" + BoundName},
 	}, {
-		name: "a bound Workload whose Secret is missing may roll until it settles",
-		edit: func(_ *Fleet, tr *Tracker) { tr.MayChange("gamma", BoundName) },
-		see: func(obs []Observation) {
-			d := obs[2].Deployments[BoundName]
-			d.Template = "other"
-			obs[2].Deployments[BoundName] = d
-		},
-	}, {
 		name: "below the floor",
 		see: func(obs []Observation) {
 			d := obs[0].Deployments[WeightedName]
