@@ -2,11 +2,8 @@ package plan
 
 import (
 	"fmt"
-	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
@@ -49,16 +46,11 @@ func renderFor(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMe
 // ClusterMember; nil when the manifests hold none, which only a Workload without overrides
 // can be rendered without).
 //
-// The operator builds its Deployment in operator/reconcilers/workload (desiredDeployment), which
-// this CLI does not import: that package is the operator's reconcile machinery, and the rest of
-// what it builds from comes from the cluster (DatastoreBinding env vars from local Secrets, the
-// Workload's UID). What the operator and this CLI share is the contract in placement (decision
-// 0004): EffectiveTemplate, the same function the operator renders from, and TemplateHash. So the
-// template here is exactly the operator's before its own additions; around it, this adds what
-// desiredDeployment derives from the Workload alone (name, namespace, the managed-by, workload
-// and cluster labels, the pod selector label) and leaves out what only the cluster knows: the
-// env vars DatastoreBindings inject, the owner reference, the operator's template-hash
-// annotation (a hash over those env vars too) and the API server's defaults.
+// The operator and this CLI build the Deployment with the same function, placement.Deployment
+// (the contract of decision 0004): the operator then adds what only its cluster knows (the env
+// vars DatastoreBindings inject from local Secrets, the owner reference to the Workload's UID,
+// its template-hash annotation, a hash over those env vars too), which this leaves out, as it
+// leaves out the API server's defaults.
 func renderDeployment(w *polykubev1alpha1.Workload, member *polykubev1alpha1.ClusterMember, cluster string, replicas int32) (*RenderedDeployment, error) {
 	tmpl, applied, err := placement.EffectiveTemplate(w.Spec, member)
 	if err != nil {
@@ -67,30 +59,7 @@ func renderDeployment(w *polykubev1alpha1.Workload, member *polykubev1alpha1.Clu
 	out := &RenderedDeployment{AppliedOverrides: applied, EffectiveTemplateHash: placement.TemplateHash(tmpl),
 		Images: status.ContainerImages(tmpl.Spec), Replicas: replicas}
 
-	selector := map[string]string{polykubev1alpha1.WorkloadNameLabel: w.Name}
-	podTemplate := *tmpl.DeepCopy()
-	podTemplate.Labels = maps.Clone(podTemplate.Labels)
-	if podTemplate.Labels == nil {
-		podTemplate.Labels = map[string]string{}
-	}
-	maps.Copy(podTemplate.Labels, selector)
-	out.Object = &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      w.Name,
-			Namespace: w.Namespace,
-			Labels: map[string]string{
-				polykubev1alpha1.ManagedByLabel:    polykubev1alpha1.ManagedByValue,
-				polykubev1alpha1.WorkloadNameLabel: w.Name,
-				polykubev1alpha1.ClusterLabel:      cluster,
-			},
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: selector},
-			Template: podTemplate,
-		},
-	}
+	out.Object = placement.Deployment(w, tmpl, cluster, replicas)
 	return out, nil
 }
 

@@ -50,14 +50,17 @@ func TestPlan_Cluster_RendersTheDeploymentFromTheEffectiveTemplate(t *testing.T)
 	}))
 	g.Expect(*obj.Spec.Replicas).To(BeEquivalentTo(3))
 	g.Expect(obj.Spec.Selector.MatchLabels).To(Equal(map[string]string{polykubev1alpha1.WorkloadNameLabel: "checkout"}))
-	g.Expect(obj.Spec.Template.Labels).To(Equal(map[string]string{"app": "checkout", polykubev1alpha1.WorkloadNameLabel: "checkout"}))
+	// The pods carry the cluster's name, as the operator's do (the plan showed pods without it
+	// until both built the Deployment with placement.Deployment).
+	g.Expect(obj.Spec.Template.Labels).To(Equal(map[string]string{"app": "checkout", polykubev1alpha1.WorkloadNameLabel: "checkout", polykubev1alpha1.ClusterLabel: "gamma"}))
 	g.Expect(obj.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"rack": "1"}))
 	g.Expect(obj.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]).To(Equal(resource.MustParse("2Gi")))
 
 	// The hash is the one the operator of gamma writes to status.effectiveTemplateHash: the
-	// effective template without the selector label the Deployment adds.
+	// effective template without the selector and cluster labels the Deployment adds.
 	tmpl := obj.Spec.Template.DeepCopy()
 	delete(tmpl.Labels, polykubev1alpha1.WorkloadNameLabel)
+	delete(tmpl.Labels, polykubev1alpha1.ClusterLabel)
 	g.Expect(placement.TemplateHash(*tmpl)).To(Equal(d.EffectiveTemplateHash))
 
 	// Not a target: nothing is rendered.

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -32,17 +31,11 @@ type binding struct {
 
 // ownedLabels are the labels of every object the Workload reconciler creates.
 func ownedLabels(wl *polykubev1alpha1.Workload, cluster string) map[string]string {
-	return map[string]string{
-		polykubev1alpha1.ManagedByLabel:    polykubev1alpha1.ManagedByValue,
-		polykubev1alpha1.WorkloadNameLabel: wl.Name,
-		polykubev1alpha1.ClusterLabel:      cluster,
-	}
+	return placement.OwnedLabels(wl.Name, cluster)
 }
 
 // selector is the pod selector of the Deployment and the Service.
-func selector(wl *polykubev1alpha1.Workload) map[string]string {
-	return map[string]string{polykubev1alpha1.WorkloadNameLabel: wl.Name}
-}
+func selector(wl *polykubev1alpha1.Workload) map[string]string { return placement.PodSelector(wl.Name) }
 
 // ownerRef makes the Workload the controller of an object, so that deleting the Workload
 // garbage-collects it and so that the operator recognises it as its own.
@@ -64,32 +57,12 @@ func ownerRef(wl *polykubev1alpha1.Workload) metav1.OwnerReference {
 // Deployment.
 func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec, cluster string, replicas int32,
 	bindings []binding, existing *appsv1.Deployment) *appsv1.Deployment {
-	tmpl := *effective.DeepCopy()
-	tmpl.Labels = maps.Clone(tmpl.Labels)
-	if tmpl.Labels == nil {
-		tmpl.Labels = map[string]string{}
-	}
-	maps.Copy(tmpl.Labels, selector(wl))
-	// The pods carry their cluster's name, so that a container can read it through the
-	// downward API (metadata.labels['polykube.kismet.io/cluster']) while the Workload's
-	// spec stays the same in every cluster (a per-cluster substitution would make the
-	// clusters' specs, and so their specHash, disagree).
-	tmpl.Labels[polykubev1alpha1.ClusterLabel] = cluster
-	injectEnv(&tmpl, bindings, existing)
-
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            wl.Name,
-			Namespace:       wl.Namespace,
-			Labels:          ownedLabels(wl, cluster),
-			OwnerReferences: []metav1.OwnerReference{ownerRef(wl)},
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: selector(wl)},
-			Template: tmpl,
-		},
-	}
+	// The shape is the one polykube-status plan shows (placement.Deployment); this adds what
+	// only this cluster knows.
+	d := placement.Deployment(wl, effective, cluster, replicas)
+	d.TypeMeta = metav1.TypeMeta{}
+	d.OwnerReferences = []metav1.OwnerReference{ownerRef(wl)}
+	injectEnv(&d.Spec.Template, bindings, existing)
 	d.Annotations = map[string]string{TemplateHashAnnotation: hashOf(struct {
 		Selector *metav1.LabelSelector
 		Template corev1.PodTemplateSpec
