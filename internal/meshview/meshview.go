@@ -149,3 +149,24 @@ func Deficits(alloc placement.Allocation, ready Ready, local string) placement.D
 	}
 	return d
 }
+
+// Split separates what the view shows of the peers of alloc (every target but local) from the
+// sources that are no target. A source that serves ready endpoints for the Service but is not
+// a target is almost always a name mismatch: the slices are labelled with Cilium's
+// cluster.name, which must be the ClusterMember name; its counts say nothing about any target.
+// strangers are those sources with at least one ready endpoint, sorted (a member that is no
+// target may export an empty slice: that is no mismatch).
+func Split(ready Ready, alloc placement.Allocation, local string) (peers Ready, strangers []string) {
+	peers = Ready{}
+	for c, n := range ready {
+		if _, target := alloc.For(c); target && c != local {
+			peers[c] = n
+			continue
+		}
+		if c != local && n > 0 {
+			strangers = append(strangers, c)
+		}
+	}
+	sort.Strings(strangers)
+	return peers, strangers
+}
