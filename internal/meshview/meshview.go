@@ -135,8 +135,10 @@ func endpointKey(ep discoveryv1.Endpoint) string {
 
 // Deficits are the replicas each peer target misses below its base share, as the view shows
 // it: base minus ready, for every target but local with a positive difference. A peer with no
-// mirrored slice at all counts as no ready endpoint, so callers must read a synced cache. The
-// result is what placement.StepFailover observes.
+// mirrored slice at all counts as no ready endpoint, so callers must read a synced cache, and
+// must pass only a view that shows at least one peer target (Split): with none, every peer
+// would count as down, and the caller holds instead (placement.HoldFailover). The result is
+// what placement.StepFailover observes.
 func Deficits(alloc placement.Allocation, ready Ready, local string) placement.Deficits {
 	d := placement.Deficits{}
 	for _, s := range alloc {
