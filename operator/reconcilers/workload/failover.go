@@ -126,14 +126,14 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		if len(strangers) > 1 {
 			what = "are no targets"
 		}
-		misnamed = fmt.Sprintf("; slices are mirrored from %s, which %s of this Workload: is Cilium's cluster.name the ClusterMember name?",
+		misnamed = fmt.Sprintf(". Slices are mirrored from %s, which %s of this Workload: is Cilium's cluster.name the ClusterMember name?",
 			listed(strangers, len(strangers)), what)
 	}
 	switch {
 	case !view:
 		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonNoMeshView, fmt.Sprintf(
-			"Service %s has no EndpointSlice mirrored from a peer target%s; without a view %s. If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL",
-			service, misnamed, holdMessage(next, f)))
+			"Service %s has no EndpointSlice mirrored from a peer target: without a view %s. If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL%s",
+			service, holdMessage(next, f), misnamed))
 	case next.Active():
 		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonFailoverActive, absorbMessage(next, f)+misnamed)
 	default:

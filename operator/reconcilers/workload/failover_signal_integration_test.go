@@ -111,7 +111,7 @@ func TestReconciler_Failover_MirroredSourcesThatAreNoTargetsAreNamed(t *testing.
 		_, cond := failoverStatus(g, c, ns, "api")
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Reason).To(Equal(polykubev1alpha1.ReasonNoMeshView), cond.Message)
-		g.Expect(cond.Message).To(ContainSubstring("slices are mirrored from kind-north, kind-west, which are no targets of this Workload: is Cilium's cluster.name the ClusterMember name?"))
+		g.Expect(cond.Message).To(ContainSubstring("Slices are mirrored from kind-north, kind-west, which are no targets of this Workload: is Cilium's cluster.name the ClusterMember name?"))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	staysAtBase(t, c, ns, detect, polykubev1alpha1.ReasonNoMeshView)
 }
