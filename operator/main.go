@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -40,6 +41,14 @@ func run() error {
 	// pinned to (operator/internal/identity).
 	if err := setup.PinIdentity(context.Background(), cfg, parsed.Options); err != nil {
 		return err
+	}
+	// Cilium must name this cluster as its ClusterMember is named, or the peers' capacity
+	// failover cannot see it. A mismatch is reported, not fatal: nothing else depends on it.
+	switch err := setup.CheckMeshName(context.Background(), cfg, parsed.Options); {
+	case errors.Is(err, setup.ErrCiliumClusterName):
+		log.Error(err, "Cilium's cluster-name is not this cluster's ClusterMember name")
+	case err != nil:
+		log.Info("Could not compare Cilium's cluster-name with --cluster-name; if this cluster runs Cilium, check that its cluster.name is the ClusterMember name", "error", err.Error())
 	}
 	mgr, err := setup.New(cfg, parsed.Options)
 	if err != nil {

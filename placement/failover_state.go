@@ -146,3 +146,20 @@ func stepPeer(p PeerFailover, now time.Time, seen int32, timing FailoverTiming) 
 	}
 	return p
 }
+
+// HoldFailover is the step taken without a view of the peers (no peer target's EndpointSlice
+// is mirrored, or no ServiceEndpoint shows them): every absorbed deficit is kept as it is and
+// every waiting change is dropped. A cluster that cannot see its peers cannot tell a peer that
+// is down from a mesh that does not report it, so it neither absorbs anything new (all its
+// peers would look down: every cluster would surge at once) nor gives back what it runs for a
+// peer it last saw down. When the view returns, StepFailover starts every wait afresh.
+func HoldFailover(prev FailoverState) FailoverState {
+	var next FailoverState
+	for _, p := range prev.Peers {
+		if p.Absorbed > 0 {
+			p.PendingSince, p.PendingTo = time.Time{}, 0
+			next.Peers = append(next.Peers, p)
+		}
+	}
+	return next
+}

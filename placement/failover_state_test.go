@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -160,5 +161,28 @@ func TestStepFailover_Properties(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Without a view nothing new is absorbed and nothing absorbed is given back: waits are dropped.
+func TestHoldFailover_KeepsTheAbsorbedAndDropsTheWaits(t *testing.T) {
+	prev := FailoverState{Peers: []PeerFailover{
+		{Cluster: "a", Absorbed: 3, ActiveSince: t0},
+		{Cluster: "b", Absorbed: 2, ActiveSince: t0, PendingSince: t0.Add(time.Minute), PendingTo: 0},
+		{Cluster: "c", PendingSince: t0, PendingTo: 4},
+	}}
+	next := HoldFailover(prev)
+	want := []PeerFailover{{Cluster: "a", Absorbed: 3, ActiveSince: t0}, {Cluster: "b", Absorbed: 2, ActiveSince: t0}}
+	if !reflect.DeepEqual(next.Peers, want) {
+		t.Errorf("HoldFailover = %+v, want %+v", next.Peers, want)
+	}
+	if !reflect.DeepEqual(next.Deficits(), prev.Deficits()) {
+		t.Errorf("the absorbed deficits moved: %v, were %v", next.Deficits(), prev.Deficits())
+	}
+	if due, waits := next.NextChange(timing); waits {
+		t.Errorf("a change still waits, due %s", due)
+	}
+	if got := HoldFailover(FailoverState{}); len(got.Peers) != 0 {
+		t.Errorf("HoldFailover of nothing = %+v", got)
 	}
 }

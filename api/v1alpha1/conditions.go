@@ -49,10 +49,11 @@ const (
 	OperatorIdentityCondition = "OperatorIdentity"
 
 	// FailoverReadyCondition (Workload, only with spec.distribution.failover) is True when this
-	// cluster can see its peers through the mesh: a ServiceEndpoint exposes the Workload and
-	// Cilium mirrors at least one peer's EndpointSlices for its Service (reason FailoverActive
-	// while a peer's deficit is absorbed, else Succeeded). False with ServiceEndpointMissing or
-	// NoMeshView: the Deployment then runs its base share.
+	// cluster can see its peers through the mesh: a global ServiceEndpoint that is not in
+	// Conflict exposes the Workload and Cilium mirrors at least one peer target's EndpointSlices
+	// for its Service (reason FailoverActive while a peer's deficit is absorbed, else
+	// Succeeded). False with ServiceEndpointMissing or NoMeshView: without a view the cluster
+	// absorbs no new deficit and holds what it had absorbed (its base share when nothing was).
 	FailoverReadyCondition = "FailoverReady"
 )
 
@@ -104,11 +105,17 @@ const (
 	// ReasonFailoverActive: this cluster's view shows a peer's deficit for detectAfter and the
 	// Deployment runs extra replicas for it (or would, within maxSurge).
 	ReasonFailoverActive = "FailoverActive"
-	// ReasonServiceEndpointMissing: failover is set but no ServiceEndpoint exposes the
-	// Workload, so there is no Service whose mirrored EndpointSlices would show the peers.
+	// ReasonServiceEndpointMissing: failover is set but no global ServiceEndpoint that is not
+	// in Conflict exposes the Workload, so there is no Service whose mirrored EndpointSlices
+	// would show the peers (the message names the ones passed over). Like NoMeshView, the
+	// cluster absorbs nothing new and holds what it had absorbed.
 	ReasonServiceEndpointMissing = "ServiceEndpointMissing"
-	// ReasonNoMeshView: the Workload's Service has no EndpointSlice mirrored from any peer:
-	// Cilium's endpoint-slice synchronisation is off, or no peer is targeted or reachable.
+	// ReasonNoMeshView: the Workload's Service has no EndpointSlice mirrored from any peer
+	// target: Cilium's endpoint-slice synchronisation is off, Cilium's cluster.name differs from
+	// the ClusterMember names (the message names the sources that are no target), no peer is
+	// targeted, or every peer is gone from the mesh. This cluster cannot tell these apart, so it
+	// absorbs no new deficit and holds what it had absorbed, until a peer is seen again; it
+	// never counts every peer as down (that made every cluster of the fleet surge at once).
 	ReasonNoMeshView = "NoMeshView"
 	// ReasonFailoverStarted (event): this cluster started absorbing a peer's deficit.
 	ReasonFailoverStarted = "FailoverStarted"

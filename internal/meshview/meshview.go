@@ -135,8 +135,10 @@ func endpointKey(ep discoveryv1.Endpoint) string {
 
 // Deficits are the replicas each peer target misses below its base share, as the view shows
 // it: base minus ready, for every target but local with a positive difference. A peer with no
-// mirrored slice at all counts as no ready endpoint, so callers must read a synced cache. The
-// result is what placement.StepFailover observes.
+// mirrored slice at all counts as no ready endpoint, so callers must read a synced cache, and
+// must pass only a view that shows at least one peer target (Split): with none, every peer
+// would count as down, and the caller holds instead (placement.HoldFailover). The result is
+// what placement.StepFailover observes.
 func Deficits(alloc placement.Allocation, ready Ready, local string) placement.Deficits {
 	d := placement.Deficits{}
 	for _, s := range alloc {
@@ -148,4 +150,25 @@ func Deficits(alloc placement.Allocation, ready Ready, local string) placement.D
 		}
 	}
 	return d
+}
+
+// Split separates what the view shows of the peers of alloc (every target but local) from the
+// sources that are no target. A source that serves ready endpoints for the Service but is not
+// a target is almost always a name mismatch: the slices are labelled with Cilium's
+// cluster.name, which must be the ClusterMember name; its counts say nothing about any target.
+// strangers are those sources with at least one ready endpoint, sorted (a member that is no
+// target may export an empty slice: that is no mismatch).
+func Split(ready Ready, alloc placement.Allocation, local string) (peers Ready, strangers []string) {
+	peers = Ready{}
+	for c, n := range ready {
+		if _, target := alloc.For(c); target && c != local {
+			peers[c] = n
+			continue
+		}
+		if c != local && n > 0 {
+			strangers = append(strangers, c)
+		}
+	}
+	sort.Strings(strangers)
+	return peers, strangers
 }

@@ -178,3 +178,26 @@ func TestView_EndToEnd(t *testing.T) {
 		t.Errorf("alpha: %+v, want base 3, up to 6 with gamma absorbed", f)
 	}
 }
+
+func TestSplit(t *testing.T) {
+	alloc := placement.Allocation{{Cluster: "alpha", Replicas: 3}, {Cluster: "beta", Replicas: 3}, {Cluster: "gamma", Replicas: 0}}
+	tests := []struct {
+		name           string
+		ready          Ready
+		peers, strange string
+	}{
+		{"every source a target", Ready{"beta": 3, "gamma": 0}, "beta=3, gamma=0", "[]"},
+		{"a misnamed peer is no target", Ready{"kind-beta": 3}, "", "[kind-beta]"},
+		{"a target and a stranger", Ready{"beta": 1, "kind-gamma": 2, "delta": 1}, "beta=1", "[delta kind-gamma]"},
+		{"an empty slice of a member that is no target is no mismatch", Ready{"beta": 3, "delta": 0}, "beta=3", "[]"},
+		{"the local cluster is neither", Ready{"alpha": 3}, "", "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			peers, strangers := Split(tt.ready, alloc, "alpha")
+			if peers.String() != tt.peers || fmt.Sprint(strangers) != tt.strange {
+				t.Errorf("got %v %v, want %s %s", peers, strangers, tt.peers, tt.strange)
+			}
+		})
+	}
+}

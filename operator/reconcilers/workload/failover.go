@@ -12,8 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -28,11 +31,17 @@ type failoverOutcome struct {
 	requeueAfter time.Duration
 }
 
-// failover is the capacity failover step (decision 0006). Without spec.distribution.failover it
-// returns the base share and clears status.failover. With it, it reads the peers' ready
-// endpoints from the EndpointSlices Cilium mirrors for the ServiceEndpoint's Service, steps the
-// hysteresis kept in status.failover, and returns base + extra. A view can only add replicas
-// above the base: without a ServiceEndpoint the Deployment runs its base share.
+// failover is the capacity failover step (decisions 0006 and 0009). Without
+// spec.distribution.failover it returns the base share and clears status.failover. With it, it
+// reads the peers' ready endpoints from the EndpointSlices Cilium mirrors for the Service of a
+// global ServiceEndpoint that exposes the Workload and is not in Conflict, steps the hysteresis
+// kept in status.failover, and returns base + extra. Without such a ServiceEndpoint, or when no
+// peer target's slice is mirrored, there is no view: what is absorbed is held and nothing new
+// is absorbed (placement.HoldFailover), so a lost view never turns into a fleet-wide surge.
+//
+// The status it writes changes only when a decision does (what is absorbed or waits, the
+// signal, the sources that are no target): it carries no live count, so a peer's pods coming
+// and going above its share write nothing. Every list in it is bounded (listed).
 func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember, alloc placement.Allocation, base int32) (failoverOutcome, error) {
 	st := &wl.Status
 	cfg, on, err := placement.FailoverFromWorkload(wl)
@@ -44,22 +53,43 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	cond := func(status metav1.ConditionStatus, reason, msg string) {
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.FailoverReadyCondition, status, reason, msg)
 	}
-	baseOnly := &polykubev1alpha1.FailoverStatus{BaseReplicas: base, EffectiveReplicas: base}
 	if err != nil {
-		st.Failover = baseOnly
+		st.Failover = &polykubev1alpha1.FailoverStatus{BaseReplicas: base, EffectiveReplicas: base}
 		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, fmt.Sprintf("%v; fix the Workload in Git", err))
 		return failoverOutcome{replicas: base}, nil
 	}
+	// The targets as the allocation resolved them (explicit and selected over the roster).
+	spec, err := placement.SpecFromWorkloadIn(wl, roster)
+	if err != nil {
+		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+	}
+	prev := placement.FailoverStateFromStatus(st.Failover)
+	plan := func(next placement.FailoverState) (placement.Failover, error) {
+		f, err := placement.FailoverFor(spec, r.ClusterName, next.Deficits(), cfg.MaxSurge)
+		if err != nil {
+			// The allocation succeeded and the cluster is a target: only a broken invariant gets here.
+			return f, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+		}
+		st.Failover = placement.FailoverStatusOf(next, f)
+		return f, nil
+	}
 
-	service, err := r.failoverService(ctx, wl)
+	service, passedOver, err := r.failoverService(ctx, wl)
 	if err != nil {
 		return failoverOutcome{}, err
 	}
 	if service == "" {
-		st.Failover = baseOnly
-		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonServiceEndpointMissing,
-			"spec.distribution.failover needs a ServiceEndpoint whose workloadRef names this Workload: the peers are seen through its Service's mirrored EndpointSlices; running the base share")
-		return failoverOutcome{replicas: base}, nil
+		next := placement.HoldFailover(prev)
+		f, err := plan(next)
+		if err != nil {
+			return failoverOutcome{}, err
+		}
+		msg := "spec.distribution.failover needs a global ServiceEndpoint that is not in Conflict and whose workloadRef names this Workload: the peers are seen through its Service's mirrored EndpointSlices"
+		if len(passedOver) > 0 {
+			msg += "; passed over: " + listed(passedOver, len(passedOver))
+		}
+		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonServiceEndpointMissing, msg+"; without a view "+holdMessage(next, f))
+		return failoverOutcome{replicas: f.Replicas}, nil
 	}
 
 	var slices discoveryv1.EndpointSliceList
@@ -67,24 +97,20 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		return failoverOutcome{}, fmt.Errorf("list the mirrored EndpointSlices of Service %s/%s: %w", wl.Namespace, service, err)
 	}
 	ready := meshview.CountReady(slices.Items, types.NamespacedName{Namespace: wl.Namespace, Name: service}, r.ClusterName)
-	observed := meshview.Deficits(alloc, ready, r.ClusterName)
+	peers, strangers := meshview.Split(ready, alloc, r.ClusterName)
+	view := len(peers) > 0
 
 	// metav1.Time keeps whole seconds: the state is stepped in whole seconds so that what the
 	// status keeps is exactly the state (placement.FailoverStatusOf).
 	now := r.now().Truncate(time.Second)
-	prev := placement.FailoverStateFromStatus(st.Failover)
-	next := placement.StepFailover(prev, now, observed, cfg.Timing)
-	// The targets as the allocation resolved them (explicit and selected over the roster).
-	spec, err := placement.SpecFromWorkloadIn(wl, roster)
-	if err != nil {
-		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+	next := placement.HoldFailover(prev)
+	if view {
+		next = placement.StepFailover(prev, now, meshview.Deficits(alloc, peers, r.ClusterName), cfg.Timing)
 	}
-	f, err := placement.FailoverFor(spec, r.ClusterName, next.Deficits(), cfg.MaxSurge)
+	f, err := plan(next)
 	if err != nil {
-		// The allocation succeeded and the cluster is a target: only a broken invariant gets here.
-		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
+		return failoverOutcome{}, err
 	}
-	st.Failover = placement.FailoverStatusOf(next, f)
 
 	switch {
 	case !prev.Active() && next.Active():
@@ -92,17 +118,26 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	case prev.Active() && !next.Active():
 		r.event(wl, polykubev1alpha1.ReasonFailoverEnded, fmt.Sprintf("every peer serves its share again: back to the base %d", f.Base))
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Stepped failover", "service", service, "ready", ready.String(), "absorbed", deficitList(next), "replicas", f.Replicas)
+	ctrl.LoggerFrom(ctx).V(1).Info("Stepped failover", "service", service, "view", view, "ready", ready.String(), "absorbed", deficitList(next), "replicas", f.Replicas)
 
+	misnamed := ""
+	if len(strangers) > 0 {
+		what := "is no target"
+		if len(strangers) > 1 {
+			what = "are no targets"
+		}
+		misnamed = fmt.Sprintf(". Slices are mirrored from %s, which %s of this Workload: is Cilium's cluster.name the ClusterMember name?",
+			listed(strangers, len(strangers)), what)
+	}
 	switch {
-	case len(ready) == 0:
+	case !view:
 		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonNoMeshView, fmt.Sprintf(
-			"Service %s has no EndpointSlice mirrored from any peer: every peer counts as down (%s). If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL",
-			service, absorbMessage(next, f)))
+			"Service %s has no EndpointSlice mirrored from a peer target: without a view %s. If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL%s",
+			service, holdMessage(next, f), misnamed))
 	case next.Active():
-		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonFailoverActive, fmt.Sprintf("peers seen: %s; %s", ready, absorbMessage(next, f)))
+		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonFailoverActive, absorbMessage(next, f)+misnamed)
 	default:
-		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, fmt.Sprintf("peers seen: %s; no deficit absorbed, running the base %d", ready, f.Base))
+		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, fmt.Sprintf("no deficit absorbed, running the base %d%s", f.Base, misnamed))
 	}
 
 	out := failoverOutcome{replicas: f.Replicas}
@@ -113,29 +148,59 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	return out, nil
 }
 
-// failoverService is the name of the Service whose mirrored slices show the peers: that of the
-// ServiceEndpoint exposing the Workload (the one of the Workload's own name first, else the
-// first by name); "" when there is none.
-func (r *Reconciler) failoverService(ctx context.Context, wl *polykubev1alpha1.Workload) (string, error) {
+// failoverService is the name of the Service whose mirrored slices show the peers: that of a
+// global ServiceEndpoint exposing the Workload that is not in Conflict (the one of the
+// Workload's own name first, else the first by name); "" when there is none. A ServiceEndpoint
+// that is not global has no peers' endpoints mirrored, and one in Conflict does not own its
+// Service (the slices may be another Service's): counting either would show every peer down.
+// passedOver describes the ServiceEndpoints of the Workload that were not chosen for that.
+func (r *Reconciler) failoverService(ctx context.Context, wl *polykubev1alpha1.Workload) (service string, passedOver []string, err error) {
 	var list polykubev1alpha1.ServiceEndpointList
 	if err := r.List(ctx, &list, client.InNamespace(wl.Namespace)); err != nil {
-		return "", fmt.Errorf("list ServiceEndpoints in %s: %w", wl.Namespace, err)
+		return "", nil, fmt.Errorf("list ServiceEndpoints in %s: %w", wl.Namespace, err)
 	}
 	var names []string
 	for _, se := range list.Items {
 		if se.Spec.WorkloadRef.Name != wl.Name || !se.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if se.Name == wl.Name {
-			return se.Name, nil
+		switch {
+		case !ptr.Deref(se.Spec.Global, true):
+			passedOver = append(passedOver, se.Name+" (global: false)")
+		case inConflict(&se):
+			passedOver = append(passedOver, se.Name+" (Conflict)")
+		case se.Name == wl.Name:
+			return se.Name, nil, nil
+		default:
+			names = append(names, se.Name)
 		}
-		names = append(names, se.Name)
 	}
 	if len(names) == 0 {
-		return "", nil
+		sort.Strings(passedOver)
+		return "", passedOver, nil
 	}
 	sort.Strings(names)
-	return names[0], nil
+	return names[0], nil, nil
+}
+
+// inConflict reports whether the ServiceEndpoint's Service is not its own (Ready=False/Conflict).
+func inConflict(se *polykubev1alpha1.ServiceEndpoint) bool {
+	c := meta.FindStatusCondition(se.Status.Conditions, polykubev1alpha1.ReadyCondition)
+	return c != nil && c.Reason == polykubev1alpha1.ReasonConflict
+}
+
+// serviceEndpointSignalChanged passes the ServiceEndpoint events that can change which one
+// shows a Workload's peers: a new generation (workloadRef, global), or a Conflict that starts or
+// ends (a status change: the ServiceEndpoint reconciler finds the conflict after the spec).
+var serviceEndpointSignalChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, okOld := e.ObjectOld.(*polykubev1alpha1.ServiceEndpoint)
+		n, okNew := e.ObjectNew.(*polykubev1alpha1.ServiceEndpoint)
+		if !okOld || !okNew {
+			return true
+		}
+		return o.Generation != n.Generation || inConflict(o) != inConflict(n)
+	},
 }
 
 // forEndpointSlice maps a Cilium-mirrored EndpointSlice to the Workloads of the ServiceEndpoint
@@ -157,21 +222,40 @@ func (r *Reconciler) forEndpointSlice(ctx context.Context, obj client.Object) []
 
 func (r *Reconciler) event(wl *polykubev1alpha1.Workload, reason, note string) {
 	if r.Recorder != nil {
-		r.Recorder.Eventf(wl, nil, corev1.EventTypeNormal, reason, "Failover", note)
+		r.Recorder.Eventf(wl, nil, corev1.EventTypeNormal, reason, "Failover", "%s", note)
 	}
 }
 
+// maxListed is how many names a message or event note lists before "and N more": with names
+// of up to 32 characters (ClusterMesh's limit) a note stays under the 1 KiB the Events API
+// takes, and a message does not grow with the fleet.
+const maxListed = 10
+
+// listed joins the first maxListed of items, of n in all, adding "and N more" for the rest.
+func listed(items []string, n int) string {
+	s := strings.Join(items[:min(len(items), maxListed)], ", ")
+	if more := n - min(len(items), maxListed); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// deficitList names the absorbed deficits, bounded by listed.
 func deficitList(s placement.FailoverState) string {
 	var parts []string
+	n := 0
 	for _, p := range s.Peers {
 		if p.Absorbed > 0 {
-			parts = append(parts, fmt.Sprintf("%s missing %d", p.Cluster, p.Absorbed))
+			n++
+			if len(parts) < maxListed {
+				parts = append(parts, fmt.Sprintf("%s missing %d", p.Cluster, p.Absorbed))
+			}
 		}
 	}
-	if len(parts) == 0 {
+	if n == 0 {
 		return "no peer"
 	}
-	return strings.Join(parts, ", ")
+	return listed(parts, n)
 }
 
 func absorbMessage(s placement.FailoverState, f placement.Failover) string {
@@ -179,4 +263,13 @@ func absorbMessage(s placement.FailoverState, f placement.Failover) string {
 		return fmt.Sprintf("no deficit absorbed yet, running the base %d", f.Base)
 	}
 	return fmt.Sprintf("absorbing %s: running %d (base %d + extra %d)", deficitList(s), f.Replicas, f.Base, f.Extra)
+}
+
+// holdMessage says what a cluster without a view of its peers does.
+func holdMessage(s placement.FailoverState, f placement.Failover) string {
+	if !s.Active() {
+		return fmt.Sprintf("this cluster absorbs no new deficit and holds what it absorbed: nothing, running the base %d", f.Base)
+	}
+	return fmt.Sprintf("this cluster absorbs no new deficit and holds what it absorbed (%s): running %d (base %d + extra %d) until the view returns",
+		deficitList(s), f.Replicas, f.Base, f.Extra)
 }

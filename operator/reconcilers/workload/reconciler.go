@@ -107,7 +107,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.WorkloadRef.Name}}}
 			}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&polykubev1alpha1.ServiceEndpoint{}, handler.EnqueueRequestsFromMapFunc(forServiceEndpoint),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(serviceEndpointSignalChanged)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
 			builder.WithPredicates(mirroredSlice)).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.workloadsAfterMemberChange),
