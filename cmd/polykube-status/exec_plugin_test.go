@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,4 +53,46 @@ func TestRun_HungExecPlugin(t *testing.T) {
 		ContainSubstring("kubectl --context hung get --raw /version"), ContainSubstring("raise --timeout")))
 	g.Expect(token.Reachable).To(BeTrue(), token.Message)
 	g.Expect(rep.Summary.ExitCode).To(Equal(status.ExitUnreachable))
+}
+
+// TestProcess_HungExecPluginPipedOutput runs polykube-status as a process whose stdout and
+// stderr are pipes, as `polykube-status | less` or `x=$(polykube-status)` give it, with a context
+// whose exec credential plugin hangs while holding the stderr it was given. The caller must get
+// its end of file within --timeout plus a margin, not when the plugin exits, and no process of
+// the plugin may outlive the run.
+func TestProcess_HungExecPluginPipedOutput(t *testing.T) {
+	g := NewWithT(t)
+	srv := fleettest.EmptyListServer(t)
+	dir := t.TempDir()
+	plugin, pids := fleettest.HangingPluginHoldingOutput(t, dir, 30)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["fleet"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: fleettest.ServerCA(srv)}
+	kc.AuthInfos["hung"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(plugin)}
+	kc.Contexts["hung"] = &clientcmdapi.Context{Cluster: "fleet", AuthInfo: "hung", Namespace: "default"}
+	kcPath := filepath.Join(dir, "kubeconfig")
+	g.Expect(clientcmd.WriteToFile(*kc, kcPath)).To(Succeed())
+
+	self, err := os.Executable()
+	g.Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(self, "--kubeconfig", kcPath, "--context", "hung", "--timeout", "1s")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	// Buffers, not files: os/exec then hands the process pipes and Wait returns only once every
+	// holder of their write ends has closed them, as a shell's command substitution does.
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start)
+
+	g.Expect(elapsed).To(BeNumerically("<", 8*time.Second),
+		"with --timeout 1s the caller reading the pipes waited %s (the plugin sleeps 30 s); stderr: %s", elapsed, errOut.String())
+	var exitErr *exec.ExitError
+	g.Expect(errors.As(err, &exitErr)).To(BeTrue(), "run: %v", err)
+	g.Expect(exitErr.ExitCode()).To(Equal(status.ExitUnreachable), "stdout: %s\nstderr: %s", out.String(), errOut.String())
+	g.Expect(out.String()).To(ContainSubstring("exec credential plugin did not answer within --timeout (1s)"))
+	g.Expect(pids()).To(HaveLen(2), "the plugin should have started and forked its child")
+	for _, pid := range pids() {
+		g.Eventually(func() bool { return fleettest.Running(pid) }).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).
+			Should(BeFalse(), "plugin process %d outlived the run", pid)
+	}
 }

@@ -9,7 +9,15 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
+// runMainEnv makes the test binary behave as polykube-status itself, so a test can run the CLI
+// in a subprocess with the streams a shell would give it (see runMainProcess).
+const runMainEnv = "POLYKUBE_STATUS_TEST_RUN_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
 	// envtest logs through controller-runtime; go test shows it only for failing tests or -v.
 	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	os.Exit(m.Run())

@@ -89,3 +89,49 @@ func writeScript(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// HangingPluginHoldingOutput writes an exec credential plugin that never answers and, unlike
+// HangingPlugin, keeps the streams it was given: it sleeps for seconds with the stderr it
+// inherited, beside a child of its own that does the same, as a cloud CLI waiting for a login
+// does. It returns the script and a function that lists the PIDs of both once they started.
+func HangingPluginHoldingOutput(t *testing.T, dir string, seconds int) (string, func() []int) {
+	t.Helper()
+	pids := filepath.Join(dir, "hold.pids")
+	script := filepath.Join(dir, "hold.sh")
+	writeScript(t, script, fmt.Sprintf("sleep %d &\necho $! >> %q\necho $$ >> %q\nexec sleep %d\n", seconds, pids, pids, seconds))
+	read := func() []int {
+		raw, _ := os.ReadFile(pids)
+		var out []int
+		for _, f := range strings.Fields(string(raw)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, pid := range read() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return script, read
+}
+
+// Running reports whether pid is a live process: one that exists and is not a zombie waiting
+// for its parent (in a container, the orphan's new parent may never reap it).
+func Running(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		// No /proc (not Linux): the signal test is all there is.
+		return true
+	}
+	// The state follows the command name in parentheses, which may itself hold spaces.
+	s := string(raw)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z' && s[i+2] != 'X'
+	}
+	return true
+}
