@@ -32,26 +32,40 @@ func TestRun_HungExecPlugin(t *testing.T) {
 	}
 	kc.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: "static"}
 	kc.AuthInfos["hung"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(fleettest.HangingPlugin(t, dir))}
-	for _, n := range []string{"token", "hung"} {
+	// Plugins run through the CLI's own binary (status.GuardExecPlugins): one that answers still
+	// works, and one that fails is named in the message, not the binary that ran it.
+	kc.AuthInfos["plugin"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(fleettest.TokenPlugin(t, dir, "from-plugin"))}
+	broken := filepath.Join(dir, "broken.sh")
+	g.Expect(os.WriteFile(broken, []byte("#!/bin/sh\necho 'log in first' >&2\nexit 3\n"), 0o755)).To(Succeed())
+	kc.AuthInfos["broken"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(broken)}
+	for _, n := range []string{"token", "hung", "plugin", "broken"} {
 		kc.Contexts[n] = &clientcmdapi.Context{Cluster: "fleet", AuthInfo: n, Namespace: "default"}
 	}
 	kcPath := filepath.Join(dir, "kubeconfig")
 	g.Expect(clientcmd.WriteToFile(*kc, kcPath)).To(Succeed())
 
-	res := runCLI("--kubeconfig", kcPath, "--context", "hung", "--context", "token", "--timeout", "1s", "--parallel", "1", "-o", "json")
+	res := runCLI("--kubeconfig", kcPath, "--context", "hung", "--context", "token", "--context", "plugin", "--context", "broken",
+		"--timeout", "1s", "--parallel", "1", "-o", "json")
 	// The plugin sleeps 60 s. With --parallel 1 the token context waits for the hung one, so
 	// this also shows that an abandoned read gives its slot back.
 	g.Expect(res.elapsed).To(BeNumerically("<", 10*time.Second), "a hung exec plugin must not hold the run past --timeout")
 	g.Expect(res.code).To(Equal(status.ExitUnreachable), "stderr: %s", res.stderr)
+	// The plugins' own stderr goes to the process's (the broken one's message shows in go test's
+	// output), never into what run prints.
 	g.Expect(res.stderr).To(BeEmpty())
 	rep := res.report(g)
-	g.Expect(rep.Clusters).To(HaveLen(2))
-	hung, token := rep.Clusters[0], rep.Clusters[1]
+	g.Expect(rep.Clusters).To(HaveLen(4))
+	hung, token, plugin, failed := rep.Clusters[0], rep.Clusters[1], rep.Clusters[2], rep.Clusters[3]
 	g.Expect(hung.Reachable).To(BeFalse())
 	g.Expect(hung.Reason).To(Equal(status.ReasonTimeout))
 	g.Expect(hung.Message).To(And(ContainSubstring("exec credential plugin did not answer within --timeout (1s)"),
 		ContainSubstring("kubectl --context hung get --raw /version"), ContainSubstring("raise --timeout")))
 	g.Expect(token.Reachable).To(BeTrue(), token.Message)
+	g.Expect(plugin.Reachable).To(BeTrue(), plugin.Message)
+	g.Expect(failed.Reachable).To(BeFalse())
+	self, err := os.Executable()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(failed.Message).To(And(ContainSubstring(broken), ContainSubstring("exit code 3"), Not(ContainSubstring(self))))
 	g.Expect(rep.Summary.ExitCode).To(Equal(status.ExitUnreachable))
 }
 

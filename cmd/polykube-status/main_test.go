@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/polykube/polykube/internal/status"
 )
 
 // runMainEnv makes the test binary behave as polykube-status itself, so a test can run the CLI
@@ -14,7 +16,8 @@ import (
 const runMainEnv = "POLYKUBE_STATUS_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
+	// The CLI runs exec credential plugins through its own binary, which is this one in tests.
+	if os.Getenv(runMainEnv) == "1" || status.ExecShimRequested() {
 		main()
 		return
 	}

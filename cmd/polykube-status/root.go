@@ -180,6 +180,10 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if err != nil {
 		return err
 	}
+	// Without its own path the plugins run as client-go starts them: abandoned, not ended.
+	if self, err := os.Executable(); err == nil {
+		status.GuardExecPlugins(targets, self)
+	}
 	q := status.Query{Namespace: c.namespace, Names: names, Timeout: c.timeout, Parallel: c.parallel}
 	if c.namespace == "" && !c.allNamespaces {
 		if q.Namespace, err = status.DefaultNamespace(targets); err != nil {

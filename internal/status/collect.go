@@ -111,9 +111,9 @@ func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFac
 // nor rest.Config.Timeout reaches it, and a plugin that hangs would hold the read, and the
 // whole run, for as long as it hangs.
 //
-// An abandoned read leaks its goroutine, and the plugin process, until the plugin exits or the
-// process ends. That is acceptable in a CLI that exits right after the report; a long-lived
-// caller would need client-go to bound the plugin itself. The abandoned read also gives back
+// An abandoned read leaks its goroutine until the plugin exits or the process ends. That is
+// acceptable in a CLI that exits right after the report; the plugin process itself is ended
+// with the run when the CLI wrapped it (GuardExecPlugins). The abandoned read also gives back
 // its slot, so the plugins still running may exceed q.Parallel: holding the slot would let a
 // few hung plugins stall every cluster behind them.
 func collectWithin(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
@@ -144,10 +144,12 @@ func abandoned(ctx context.Context, t Target, q Query) Snapshot {
 	}
 	if t.Config != nil && t.Config.ExecProvider != nil {
 		s.Err = fmt.Errorf("%w (%s): command %q of the context's user was still running: %w",
-			ErrExecPluginTimeout, q.Timeout, t.Config.ExecProvider.Command, ctx.Err())
+			ErrExecPluginTimeout, q.Timeout, ExecPluginCommand(t.Config), ctx.Err())
 		s.Advice = fmt.Sprintf("run `kubectl --context %s get --raw /version` to see whether the plugin hangs or waits for a login, "+
-			"then log in again or fix users[].user.exec in the kubeconfig, or raise --timeout; "+
-			"polykube-status stopped waiting, but the plugin process may keep running after it exits", t.Context)
+			"then log in again or fix users[].user.exec in the kubeconfig, or raise --timeout", t.Context)
+		if t.execShim == "" {
+			s.Advice += "; polykube-status stopped waiting, but the plugin process may keep running after it exits"
+		}
 		return s
 	}
 	s.Err = fmt.Errorf("the read did not return within --timeout (%s), even after it was cancelled: %w", q.Timeout, ctx.Err())
@@ -167,7 +169,7 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 	}
 	fail := func(what string, err error) Snapshot {
 		s.Reason = Classify(ctx, err)
-		s.Err = fmt.Errorf("list %s: %w", what, err)
+		s.Err = fmt.Errorf("list %s: %w", what, nameThePlugin(t, err))
 		s.Workloads, s.Federations, s.ClusterMembers, s.Deployments = nil, nil, nil, nil
 		return s
 	}

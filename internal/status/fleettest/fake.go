@@ -55,8 +55,8 @@ func ExecStanza(command string) *clientcmdapi.ExecConfig {
 }
 
 // HangingPlugin writes an exec credential plugin that never answers (it sleeps 60 s) and kills
-// every copy of it that ran when the test ends: polykube-status abandons such a plugin but
-// cannot stop it.
+// every copy of it that ran when the test ends: polykube-status abandons such a plugin, and
+// ends it only when the CLI wrapped it and exits (status.GuardExecPlugins).
 func HangingPlugin(t *testing.T, dir string) string {
 	t.Helper()
 	pids := filepath.Join(dir, "hang.pids")
