@@ -53,6 +53,9 @@ type Snapshot struct {
 	Federations    []polykubev1alpha1.Federation
 	ClusterMembers []polykubev1alpha1.ClusterMember
 	Deployments    []appsv1.Deployment
+	// ServiceEndpoints and DatastoreBindings are read for the failures their operator reports.
+	ServiceEndpoints  []polykubev1alpha1.ServiceEndpoint
+	DatastoreBindings []polykubev1alpha1.DatastoreBinding
 }
 
 // Query says what to read in every cluster.
