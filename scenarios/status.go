@@ -20,6 +20,7 @@ var exitNames = map[string]int{
 	"unreachable":  status.ExitUnreachable,
 	"disagreement": status.ExitDisagreement,
 	"not ready":    status.ExitNotReady,
+	"failing":      status.ExitFailing,
 }
 
 func statusSteps(r *registry) {

@@ -80,7 +80,7 @@ func TestRun_HelpDocumentsExitCodes(t *testing.T) {
 	g := NewWithT(t)
 	res := runAs("polykube-status", "--help")
 	g.Expect(res.code).To(Equal(status.ExitOK))
-	g.Expect(res.stdout).To(And(ContainSubstring("Exit codes:"), ContainSubstring("4  the clusters disagree"), ContainSubstring("lowest of 3, 4 and 5 wins")))
+	g.Expect(res.stdout).To(And(ContainSubstring("Exit codes:"), ContainSubstring("4  the clusters disagree"), ContainSubstring("first of 3, 7, 4 and 5 wins"), ContainSubstring("7  an operator reports a failure")))
 	plan := runAs("polykube-status", "plan", "--help")
 	g.Expect(plan.stdout).To(ContainSubstring("6 an invalid Workload"))
 }

@@ -26,10 +26,14 @@ const exitCodesHelp = `Exit codes:
   3  some cluster could not be read (unreachable, timeout, unauthorized, forbidden, CRDs missing)
   4  the clusters disagree (specs, allocations, effective templates, failover replicas,
      rosters, unreported or untargeted slices)
-  5  something is not ready (a slice, a Federation, or a named Workload that does not exist)
+  5  something is not ready (a slice, a Federation, a ServiceEndpoint or DatastoreBinding,
+     or a named Workload that does not exist)
   6  plan: a manifest holds an invalid Workload
-When several apply, the lowest of 3, 4 and 5 wins: an incomplete view comes first, then
-disagreement, then readiness. The JSON/YAML summary lists every finding either way.`
+  7  an operator reports a failure (a Workload, ServiceEndpoint or DatastoreBinding whose
+     Ready condition is False for ReconcileFailed, InvalidSpec, Conflict, SecretNotFound, ...)
+When several apply, the first of 3, 7, 4 and 5 wins: an incomplete view comes first, then a
+failure an operator reports, then disagreement, then readiness. Warnings do not change it.
+The JSON/YAML summary lists every finding either way.`
 
 // cli holds the flags and streams of one invocation.
 type cli struct {

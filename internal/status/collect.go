@@ -199,6 +199,21 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 	}
 	s.ClusterMembers = members.Items
 
+	// ServiceEndpoints and DatastoreBindings have nothing but their conditions to show: a
+	// cluster where they cannot be read is reported incomplete, like one without Deployments.
+	var ses polykubev1alpha1.ServiceEndpointList
+	if err := r.List(ctx, &ses, nsOpts...); err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("list serviceendpoints.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
+	} else {
+		s.ServiceEndpoints = ses.Items
+	}
+	var dbs polykubev1alpha1.DatastoreBindingList
+	if err := r.List(ctx, &dbs, nsOpts...); err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("list datastorebindings.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
+	} else {
+		s.DatastoreBindings = dbs.Items
+	}
+
 	// Deployments only sharpen the untargeted-replicas check; without them the rest stands.
 	managed, _ := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.Equals, []string{polykubev1alpha1.ManagedByValue})
 	hasWorkload, _ := labels.NewRequirement(polykubev1alpha1.WorkloadNameLabel, selection.Exists, nil)

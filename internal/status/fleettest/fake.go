@@ -22,7 +22,8 @@ import (
 // EmptyLists answers every list polykube-status sends with an empty list of the right kind.
 func EmptyLists() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kinds := map[string]string{"workloads": "WorkloadList", "federations": "FederationList", "clustermembers": "ClusterMemberList"}
+		kinds := map[string]string{"workloads": "WorkloadList", "federations": "FederationList", "clustermembers": "ClusterMemberList",
+			"serviceendpoints": "ServiceEndpointList", "datastorebindings": "DatastoreBindingList"}
 		gv := "polykube.kismet.io/v1alpha1"
 		kind, ok := kinds[path.Base(r.URL.Path)]
 		if !ok {
