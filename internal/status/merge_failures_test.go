@@ -212,3 +212,25 @@ func TestMerge_Failover_ClaimedDeficitCheckedAgainstThePeer(t *testing.T) {
 	// Where the peer confirms it (failoverFleet: gamma 0/3), nothing is said.
 	g.Expect(warnings(Merge(failoverFleet(), Query{Namespace: "shop"}))).To(BeEmpty())
 }
+
+// TestPrintReport_EscapesClusterText: a condition message is written by whoever can write the
+// status in that cluster. Printed raw, an escape sequence in it would drive the reader's
+// terminal (set its title, clear the screen, hide lines); the table shows it escaped.
+func TestPrintReport_EscapesClusterText(t *testing.T) {
+	g := NewWithT(t)
+	s := healthyFleet()
+	reconcileFailed(findWorkload(&s[1], "billing-api"), "boom\x1b]0;owned\x07\x1b[2J\rnext line\n\u202eevil\x9b")
+	r := Merge(s, Query{Namespace: "shop"})
+
+	plain := string(printed(t, r, FormatTable, ViewWorkloads, false))
+	g.Expect(plain).NotTo(ContainSubstring("\x1b"), "no escape character at all without colour")
+	g.Expect(plain).To(ContainSubstring(`boom\x1b]0;owned\x07\x1b[2J\rnext line\n\u202eevil\u009b`))
+	g.Expect(plain).NotTo(ContainSubstring("\r"))
+
+	colored := string(printed(t, r, FormatTable, ViewWorkloads, true))
+	g.Expect(colored).NotTo(Or(ContainSubstring("\x1b]"), ContainSubstring("\x1b[2J"), ContainSubstring("\x07")))
+	g.Expect(colored).To(ContainSubstring(`\x1b[2J`))
+
+	g.Expect(string(printed(t, r, FormatYAML, "", false))).NotTo(ContainSubstring("\x1b"))
+	g.Expect(string(printed(t, r, FormatJSON, "", false))).NotTo(ContainSubstring("\x1b"))
+}
