@@ -219,7 +219,7 @@ func TestMerge_Failover_ClaimedDeficitCheckedAgainstThePeer(t *testing.T) {
 func TestPrintReport_EscapesClusterText(t *testing.T) {
 	g := NewWithT(t)
 	s := healthyFleet()
-	reconcileFailed(findWorkload(&s[1], "billing-api"), "boom\x1b]0;owned\x07\x1b[2J\rnext line\n\u202eevil\x9b")
+	reconcileFailed(findWorkload(&s[1], "billing-api"), "boom\x1b]0;owned\x07\x1b[2J\rnext line\n\u202eevil\u009b")
 	r := Merge(s, Query{Namespace: "shop"})
 
 	plain := string(printed(t, r, FormatTable, ViewWorkloads, false))
