@@ -113,6 +113,9 @@ type LoadOptions struct {
 	// Kustomize renders every path as a kustomization directory (kustomize build) before
 	// reading it, as Flux's kustomize-controller would. Flux post-build substitution is not done.
 	Kustomize bool
+	// Log, when set, is told what a kustomize build reads outside its directory and which
+	// remote repositories it clones (the CLI passes its stderr).
+	Log io.Writer
 }
 
 // LoadWorkloads reads every .yaml, .yml and .json file under paths (directories recursively,
