@@ -111,6 +111,12 @@ func TestRun_Plan(t *testing.T) {
 	g.Expect(res.code).To(Equal(status.ExitInvalidManifest))
 	g.Expect(res.stdout).To(ContainSubstring(`"reason": "invalid distribution: target \"alpha\" needs replicas with strategy Static"`))
 
+	// plan -k says on stderr what it read outside the kustomization; stdout stays the plan.
+	k := runAs("polykube-status", "plan", "-k", "-f", filepath.Join(testdata, "kustomize"))
+	g.Expect(k.code).To(Equal(status.ExitOK), k.stderr)
+	g.Expect(k.stderr).To(MatchRegexp(`^plan -k: kustomize build \S+/kustomize read /\S+/old/workloads.yaml, outside that directory\n$`))
+	g.Expect(k.stdout).To(MatchRegexp(`billing-api\s+shop`))
+
 	diff := runAs("polykube-status", "plan", "--diff", filepath.Join(testdata, "old"), filepath.Join(testdata, "new"))
 	g.Expect(diff.code).To(Equal(status.ExitOK), diff.stderr)
 	g.Expect(diff.stdout).To(MatchRegexp(`web\s+shop\s+gamma\s+-\s+2\s+\+2 \(new target\)`))

@@ -230,6 +230,9 @@ distribution.failover.maxSurge; a Workload without failover just loses that shar
 
 With --kustomize (-k) every path is a kustomization directory, rendered as Flux's
 kustomize-controller would before planning (without Flux's post-build variable substitution).
+Like Flux, a kustomization may read files outside its directory and clone remote bases with
+git: plan -k names on stderr every file it read outside the directory and every repository it
+cloned, so run it on a checkout you trust or read that list.
 
 Workloads without metadata.namespace are planned in --namespace (default "default"): the
 allocation's tie-break depends on namespace/name, so set it to where Flux applies them.
@@ -250,7 +253,7 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.contexts) > 0 || c.contextsFile != "" || c.allContexts {
 				return status.Usagef("plan reads manifests only and never contacts a cluster: drop --context, --contexts-file and --all-contexts")
 			}
-			opts := plan.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize}
+			opts := plan.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize, Log: c.stderr}
 			if c.allNamespaces {
 				return status.Usagef("--all-namespaces has no meaning for plan: manifests carry their namespace, or get --namespace")
 			}
