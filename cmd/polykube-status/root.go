@@ -50,6 +50,7 @@ type cli struct {
 	output        string
 	namespace     string
 	allNamespaces bool
+	wait          time.Duration
 
 	planFiles     []string
 	planCluster   string
@@ -115,10 +116,15 @@ the cluster could not be read, 'absent' that it has no copy of the Workload. Whi
 absorbs peers' share (distribution.failover) it reads READY/BASE+EXTRA PHASE, and a
 FailoverActive notice, which does not change the exit code, says for which peers.
 
+With --wait[=TIMEOUT] (default 5m) it re-reads the fleet every second until the report would
+exit 0, then prints it; at the timeout it prints the last report with its exit code. What it
+still waits for goes to stderr whenever that changes.
+
 ` + exitCodesHelp,
 		Example: `  polykube-status --context alpha --context beta
   polykube-status billing-api -n shop --all-contexts -o json
   polykube-status federation --contexts-file fleet.txt
+  polykube-status --all-contexts -A --wait=10m     # exit 0 once the fleet agrees and is ready
   polykube-status plan -f gitops/workloads --cluster beta
   polykube-status plan --diff old-checkout/gitops new-checkout/gitops
   kubectl polykube status --all-contexts        # when installed as kubectl-polykube`,
@@ -141,6 +147,9 @@ FailoverActive notice, which does not change the exit code, says for which peers
 	pf.StringVarP(&c.output, "output", "o", status.FormatTable, "output format: table, json or yaml")
 	pf.StringVarP(&c.namespace, "namespace", "n", "", "namespace of the Workloads (default: the contexts' namespace)")
 	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "list Workloads in all namespaces")
+	pf.DurationVar(&c.wait, "wait", 0, "re-read the fleet until every cluster is read, agrees and is ready (exit 0), for at most this long; "+
+		"--wait alone waits "+status.DefaultWait.String()+" (give another as --wait=2m)")
+	pf.Lookup("wait").NoOptDefVal = status.DefaultWait.String()
 
 	root.AddCommand(c.viewCommand(status.ViewFederation, "The Federation roster and mesh checks as each cluster reports them, and which cluster is local per context"))
 	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
@@ -178,6 +187,18 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if c.namespace != "" && c.allNamespaces {
 		return status.Usagef("--namespace and --all-namespaces exclude each other: pick one")
 	}
+	if c.wait < 0 {
+		return status.Usagef("--wait must be positive, got %s", c.wait)
+	}
+	if c.wait > 0 {
+		// --wait takes its value only after '=': "--wait 2m" waits the default and filters
+		// Workloads by the name "2m", which is never what was meant.
+		for _, n := range names {
+			if _, err := time.ParseDuration(n); err == nil {
+				return status.Usagef("%q was read as a Workload name; to wait that long write --wait=%s", n, n)
+			}
+		}
+	}
 	targets, err := status.ResolveTargets(status.ContextSelection{
 		Kubeconfig: c.kubeconfig, Contexts: c.contexts, ContextsFile: c.contextsFile, All: c.allContexts,
 	})
@@ -199,11 +220,21 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 			return status.Usagef("workload pattern %q is malformed: %v", p, err)
 		}
 	}
-	snaps := status.Collect(ctx, targets, q, nil)
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", ctx.Err())
+	read := func(ctx context.Context) status.Report { return status.Merge(status.Collect(ctx, targets, q, nil), q) }
+	var report status.Report
+	if c.wait > 0 {
+		if report, err = status.Wait(ctx, read, status.WaitOptions{Timeout: c.wait, Progress: c.stderr}); err != nil {
+			return fmt.Errorf("interrupted while waiting: %w", err)
+		}
+		if code := report.Summary.ExitCode; code != status.ExitOK {
+			fmt.Fprintf(c.stderr, "polykube-status: gave up waiting after %s: %s (exit %d)\n", c.wait, status.ExitMeaning(code), code)
+		}
+	} else {
+		report = read(ctx)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
 	}
-	report := status.Merge(snaps, q)
 	if err := status.PrintReport(c.stdout, report, c.output, view, status.PrintOptions{Color: c.color}); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -10,28 +11,104 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Fakes for the tests of polykube-status that need no real API server: a server answering
 // every list with an empty one, and exec credential plugins.
 
+// listKinds maps the resources polykube-status lists to their list kinds and group versions.
+var listKinds = map[string][2]string{
+	"workloads": {"polykube.kismet.io/v1alpha1", "WorkloadList"}, "federations": {"polykube.kismet.io/v1alpha1", "FederationList"},
+	"clustermembers": {"polykube.kismet.io/v1alpha1", "ClusterMemberList"}, "serviceendpoints": {"polykube.kismet.io/v1alpha1", "ServiceEndpointList"},
+	"datastorebindings": {"polykube.kismet.io/v1alpha1", "DatastoreBindingList"}, "deployments": {"apps/v1", "DeploymentList"},
+}
+
 // EmptyLists answers every list polykube-status sends with an empty list of the right kind.
 func EmptyLists() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kinds := map[string]string{"workloads": "WorkloadList", "federations": "FederationList", "clustermembers": "ClusterMemberList",
-			"serviceendpoints": "ServiceEndpointList", "datastorebindings": "DatastoreBindingList"}
-		gv := "polykube.kismet.io/v1alpha1"
-		kind, ok := kinds[path.Base(r.URL.Path)]
-		if !ok {
-			gv, kind = "apps/v1", "DeploymentList"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeList(w, r, nil) })
+}
+
+func writeList(w http.ResponseWriter, r *http.Request, items []any) {
+	k, ok := listKinds[path.Base(r.URL.Path)]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if items == nil {
+		items = []any{}
+	}
+	body, err := json.Marshal(map[string]any{"apiVersion": k[0], "kind": k[1], "items": items})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// FakeCluster is a TLS server that answers polykube-status's lists with the objects a test sets,
+// whatever the namespace asked for, and counts the Workload lists it answered: enough to run the
+// CLI against a fleet whose state the test changes while the CLI reads it, without API servers.
+type FakeCluster struct {
+	Server        *httptest.Server
+	mu            sync.Mutex
+	items         map[string][]any
+	workloadLists int
+}
+
+// NewFakeCluster starts a FakeCluster that lists nothing yet; it is closed when the test ends.
+func NewFakeCluster(t *testing.T) *FakeCluster {
+	t.Helper()
+	c := &FakeCluster{items: map[string][]any{}}
+	c.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		res := path.Base(r.URL.Path)
+		items := c.items[res]
+		if res == "workloads" {
+			c.workloadLists++
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = fmt.Fprintf(w, `{"apiVersion":%q,"kind":%q,"items":[]}`, gv, kind)
-	})
+		c.mu.Unlock()
+		writeList(w, r, items)
+	}))
+	t.Cleanup(c.Server.Close)
+	return c
+}
+
+// Set makes the cluster list items for resource (workloads, serviceendpoints, ...) from now on.
+func (c *FakeCluster) Set(resource string, items ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items[resource] = items
+}
+
+// WorkloadLists is how many Workload lists the cluster answered.
+func (c *FakeCluster) WorkloadLists() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.workloadLists
+}
+
+// FakeKubeconfig writes a kubeconfig with one context per named FakeCluster (a static token
+// each) and returns its path.
+func FakeKubeconfig(t *testing.T, clusters map[string]*FakeCluster) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	for name, c := range clusters {
+		kc.Clusters[name] = &clientcmdapi.Cluster{Server: c.Server.URL, CertificateAuthorityData: ServerCA(c.Server)}
+		kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: "token-" + name}
+		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
+	}
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // EmptyListServer is a TLS server of EmptyLists, closed when the test ends. (clientcmd attaches
