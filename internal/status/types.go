@@ -3,11 +3,12 @@
 // The flow is collect → merge → print. Collect queries the kubeconfig contexts in parallel (a
 // bounded number at once) with a client that can only read, each with its own deadline that also
 // bounds the context's exec credential plugin, and returns one Snapshot per context:
-// the raw Workloads, Federations, ClusterMembers and polykube-managed Deployments, or the
-// classified reason the context could not be read. Merge is a pure function from snapshots to a
-// Report: rows per workload with one cell per cluster, the federation and member views, every
-// disagreement between clusters (no cluster is the truth, so each flag names all the clusters
-// involved) and a Summary with the exit code. Printers render a Report as a table, JSON or YAML
+// the raw Workloads, Federations, ClusterMembers, ServiceEndpoints, DatastoreBindings and
+// polykube-managed Deployments, or the classified reason the context could not be read. Merge is
+// a pure function from snapshots to a Report: rows per workload with one cell per cluster, the
+// federation and member views, every disagreement between clusters (no cluster is the truth, so
+// each flag names all the clusters involved), the failures each operator reports about its own
+// cluster, and a Summary with the exit code. Printers render a Report as a table, JSON or YAML
 // and never query anything.
 //
 // Plan and Diff do the same for manifests on disk, with no cluster access at all.
