@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,4 +112,35 @@ func TestProcess_HungExecPluginPipedOutput(t *testing.T) {
 		g.Eventually(func() bool { return fleettest.Running(pid) }).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).
 			Should(BeFalse(), "plugin process %d outlived the run", pid)
 	}
+}
+
+// TestRun_ExecPluginLeavingAChild: a plugin that answers and leaves a child holding its stderr
+// (an agent it starts, say) still gives its credentials: the shim reports the plugin's exit.
+func TestRun_ExecPluginLeavingAChild(t *testing.T) {
+	g := NewWithT(t)
+	srv := fleettest.EmptyListServer(t)
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "agent.sh")
+	pids := filepath.Join(dir, "agent.pids")
+	g.Expect(os.WriteFile(plugin, []byte("#!/bin/sh\nsleep 30 >/dev/null &\necho $! >> "+pids+"\n"+
+		`echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'`+"\n"), 0o755)).To(Succeed())
+	t.Cleanup(func() {
+		raw, _ := os.ReadFile(pids)
+		for _, f := range strings.Fields(string(raw)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["fleet"] = &clientcmdapi.Cluster{Server: srv.URL, CertificateAuthorityData: fleettest.ServerCA(srv)}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{Exec: fleettest.ExecStanza(plugin)}
+	kc.Contexts["agent"] = &clientcmdapi.Context{Cluster: "fleet", AuthInfo: "agent", Namespace: "default"}
+	kcPath := filepath.Join(dir, "kubeconfig")
+	g.Expect(clientcmd.WriteToFile(*kc, kcPath)).To(Succeed())
+
+	res := runCLI("--kubeconfig", kcPath, "--context", "agent", "--timeout", "5s", "-o", "json")
+	rep := res.report(g)
+	g.Expect(rep.Clusters[0].Reachable).To(BeTrue(), rep.Clusters[0].Message)
+	g.Expect(res.elapsed).To(BeNumerically("<", 5*time.Second))
 }

@@ -62,16 +62,13 @@ func runExecShim(command string, args, env []string, parent int) int {
 	defer tick.Stop()
 	for {
 		select {
-		case err := <-exited:
-			var exitErr *exec.ExitError
-			switch {
-			case err == nil:
-				return 0
-			case errors.As(err, &exitErr) && exitErr.ExitCode() >= 0:
-				return exitErr.ExitCode()
-			default:
-				return 1
+		case <-exited:
+			// The plugin's own exit code, also when a child it left behind still held its stderr
+			// (exec.ErrWaitDelay): client-go judges the plugin, not its children.
+			if ps := cmd.ProcessState; ps != nil && ps.ExitCode() >= 0 {
+				return ps.ExitCode()
 			}
+			return 1
 		case <-signals:
 			end()
 			return 130
