@@ -234,3 +234,21 @@ func TestPrintReport_EscapesClusterText(t *testing.T) {
 	g.Expect(string(printed(t, r, FormatYAML, "", false))).NotTo(ContainSubstring("\x1b"))
 	g.Expect(string(printed(t, r, FormatJSON, "", false))).NotTo(ContainSubstring("\x1b"))
 }
+
+// TestMerge_ReadyConditionBehindTheGeneration: the operator recorded generation 2 in
+// status.observedGeneration, but its Ready condition still speaks of generation 1: it has not
+// finished with the spec, whatever the replica counts say.
+func TestMerge_ReadyConditionBehindTheGeneration(t *testing.T) {
+	g := NewWithT(t)
+	s := healthyFleet()
+	for i := range s {
+		w := findWorkload(&s[i], "web")
+		w.Generation, w.Status.ObservedGeneration = 2, 2
+		readyCondition(&w.Status.Conditions, polykubev1alpha1.ReadyCondition, 2, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, "")
+	}
+	w := findWorkload(&s[1], "web")
+	readyCondition(&w.Status.Conditions, polykubev1alpha1.ReadyCondition, 1, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, "")
+	r := Merge(s, Query{Namespace: "shop"})
+	g.Expect(workloadRow(r, "web").NotReady).To(Equal([]string{"beta: its Ready condition is for generation 1, the spec is at generation 2 (the operator has not finished with it)"}))
+	g.Expect(r.Summary.ExitCode).To(Equal(ExitNotReady))
+}
