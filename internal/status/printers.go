@@ -319,7 +319,11 @@ func notReadyList(w io.Writer, r Report, opts PrintOptions) error {
 		}
 	}
 	if len(lines) == 0 {
-		_, err := io.WriteString(w, "Everything reported is ready.\n")
+		msg := "Everything reported is ready.\n"
+		if len(r.Failures) > 0 {
+			msg = "Everything reported is ready, apart from the failures above.\n"
+		}
+		_, err := io.WriteString(w, msg)
 		return err
 	}
 	rows := [][]render.Cell{render.Header("NOT READY")}
