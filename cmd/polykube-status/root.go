@@ -30,7 +30,8 @@ const exitCodesHelp = `Exit codes:
      or a named Workload that does not exist)
   6  plan: a manifest holds an invalid Workload
   7  an operator reports a failure (a Workload, ServiceEndpoint or DatastoreBinding whose
-     Ready condition is False for ReconcileFailed, InvalidSpec, Conflict, SecretNotFound, ...)
+     Ready condition is False for ReconcileFailed, InvalidSpec, Conflict, SecretNotFound, ...,
+     or an operator that refused to run as another member: IdentityMismatch)
 When several apply, the first of 3, 7, 4 and 5 wins: an incomplete view comes first, then a
 failure an operator reports, then disagreement, then readiness. Warnings do not change it.
 The JSON/YAML summary lists every finding either way.`

@@ -88,7 +88,8 @@ func (m *merger) blameFailures(from int, row *WorkloadRow, kind string) {
 }
 
 // servicesAndBindings records the failures, and what is not ready yet, of every ServiceEndpoint
-// and DatastoreBinding read, for the Workloads the query selects.
+// and DatastoreBinding read, for the Workloads the query selects, and the identity refusals
+// operators write on ClusterMembers.
 func (m *merger) servicesAndBindings() {
 	for i, s := range m.snaps {
 		if !m.reachable(i) {
@@ -102,6 +103,13 @@ func (m *merger) servicesAndBindings() {
 		for _, b := range s.DatastoreBindings {
 			if m.selects(b.Namespace, b.Spec.WorkloadRef.Name) {
 				m.condition("DatastoreBinding", &b.ObjectMeta, b.Status.ObservedGeneration, b.Status.Conditions, polykubev1alpha1.BoundCondition, i)
+			}
+		}
+		// An operator that refused to start as the member this cluster is pinned to says so on
+		// that ClusterMember, and reconciles nothing here: whatever the query, that is a failure.
+		for _, cm := range s.ClusterMembers {
+			if c := meta.FindStatusCondition(cm.Status.Conditions, polykubev1alpha1.OperatorIdentityCondition); c != nil && c.Status == metav1.ConditionFalse {
+				m.fail("ClusterMember", "", cm.Name, i, c)
 			}
 		}
 	}
@@ -156,7 +164,15 @@ func (m *merger) sortFailures() []string {
 	})
 	var out []string
 	for _, f := range fs {
-		out = append(out, fmt.Sprintf("%s %s/%s in %s: %s", f.Kind, f.Namespace, f.Name, f.Cluster, f.Reason))
+		out = append(out, fmt.Sprintf("%s %s in %s: %s", f.Kind, f.objectName(), f.Cluster, f.Reason))
 	}
 	return out
+}
+
+// objectName is namespace/name, or the name of a cluster-scoped object.
+func (f Failure) objectName() string {
+	if f.Namespace == "" {
+		return f.Name
+	}
+	return f.Namespace + "/" + f.Name
 }

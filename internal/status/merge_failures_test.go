@@ -252,3 +252,22 @@ func TestMerge_ReadyConditionBehindTheGeneration(t *testing.T) {
 	g.Expect(workloadRow(r, "web").NotReady).To(Equal([]string{"beta: its Ready condition is for generation 1, the spec is at generation 2 (the operator has not finished with it)"}))
 	g.Expect(r.Summary.ExitCode).To(Equal(ExitNotReady))
 }
+
+// TestMerge_Failures_OperatorRefusedItsIdentity: an operator started in beta as another member
+// refuses to run and says so on beta's ClusterMember: nothing reconciles there, whatever the
+// Workloads' last status says.
+func TestMerge_Failures_OperatorRefusedItsIdentity(t *testing.T) {
+	g := NewWithT(t)
+	s := healthyFleet()
+	for i := range s[1].ClusterMembers {
+		if cm := &s[1].ClusterMembers[i]; cm.Name == "beta" {
+			readyCondition(&cm.Status.Conditions, polykubev1alpha1.OperatorIdentityCondition, 0, metav1.ConditionFalse, polykubev1alpha1.ReasonIdentityMismatch,
+				`this cluster is pinned to "beta", but the operator started with --cluster-name "gamma"`)
+		}
+	}
+	r := Merge(s, Query{Namespace: "shop", Names: []string{"web"}})
+	g.Expect(failures(r)).To(Equal([]string{"ClusterMember:/beta:beta:IdentityMismatch"}))
+	g.Expect(r.Failures[0].Condition).To(Equal(polykubev1alpha1.OperatorIdentityCondition))
+	g.Expect(r.Summary.Failing).To(Equal([]string{"ClusterMember beta in beta: IdentityMismatch"}))
+	g.Expect(r.Summary.ExitCode).To(Equal(ExitFailing))
+}

@@ -300,7 +300,7 @@ func failuresList(w io.Writer, r Report, opts PrintOptions) error {
 		if f.Condition != "Ready" {
 			reason = f.Condition + "=False " + reason
 		}
-		rows = append(rows, []render.Cell{render.Text(fmt.Sprintf("%s %s/%s", f.Kind, f.Namespace, f.Name)), render.Text(f.Cluster),
+		rows = append(rows, []render.Cell{render.Text(f.Kind + " " + f.objectName()), render.Text(f.Cluster),
 			render.Colored(reason, render.Red), render.Text(since), render.Text(f.Message)})
 	}
 	return render.Table(w, rows, opts.Color)

@@ -298,13 +298,15 @@ type Notice struct {
 
 // Failure is one object whose operator reports it failing in its cluster.
 type Failure struct {
-	// Kind is Workload, ServiceEndpoint or DatastoreBinding.
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
+	// Kind is Workload, ServiceEndpoint, DatastoreBinding or ClusterMember.
+	Kind string `json:"kind"`
+	// Namespace is empty for a ClusterMember.
+	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	Context   string `json:"context"`
 	Cluster   string `json:"cluster"`
-	// Condition is the condition that says so (Ready, or Bound of a DatastoreBinding).
+	// Condition is the condition that says so (Ready; Bound of a DatastoreBinding;
+	// OperatorIdentity of a ClusterMember).
 	Condition string       `json:"condition"`
 	Reason    string       `json:"reason"`
 	Message   string       `json:"message,omitempty"`
