@@ -20,6 +20,7 @@ var exitNames = map[string]int{
 	"unreachable":  status.ExitUnreachable,
 	"disagreement": status.ExitDisagreement,
 	"not ready":    status.ExitNotReady,
+	"failing":      status.ExitFailing,
 }
 
 func statusSteps(r *registry) {
@@ -52,7 +53,7 @@ func statusSteps(r *registry) {
 			})
 		})
 	})
-	r.step(`^it exits with code (\d+) \((healthy|unreachable|disagreement|not ready)\)$`, func(ctx context.Context, code int, meaning string) error {
+	r.step(`^it exits with code (\d+) \((healthy|unreachable|disagreement|not ready|failing)\)$`, func(ctx context.Context, code int, meaning string) error {
 		return with(ctx, func(s *harness.Scenario) error {
 			if exitNames[meaning] != code {
 				return fmt.Errorf("the feature says %d means %q, but polykube-status uses %d for it", code, meaning, exitNames[meaning])

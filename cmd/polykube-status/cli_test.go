@@ -80,7 +80,7 @@ func TestRun_HelpDocumentsExitCodes(t *testing.T) {
 	g := NewWithT(t)
 	res := runAs("polykube-status", "--help")
 	g.Expect(res.code).To(Equal(status.ExitOK))
-	g.Expect(res.stdout).To(And(ContainSubstring("Exit codes:"), ContainSubstring("4  the clusters disagree"), ContainSubstring("lowest of 3, 4 and 5 wins")))
+	g.Expect(res.stdout).To(And(ContainSubstring("Exit codes:"), ContainSubstring("4  the clusters disagree"), ContainSubstring("first of 3, 7, 4 and 5 wins"), ContainSubstring("7  an operator reports a failure")))
 	plan := runAs("polykube-status", "plan", "--help")
 	g.Expect(plan.stdout).To(ContainSubstring("6 an invalid Workload"))
 }
@@ -110,6 +110,12 @@ func TestRun_Plan(t *testing.T) {
 	res := runAs("polykube-status", "plan", "-f", filepath.Join(testdata, "invalid"), "-o", "json")
 	g.Expect(res.code).To(Equal(status.ExitInvalidManifest))
 	g.Expect(res.stdout).To(ContainSubstring(`"reason": "invalid distribution: target \"alpha\" needs replicas with strategy Static"`))
+
+	// plan -k says on stderr what it read outside the kustomization; stdout stays the plan.
+	k := runAs("polykube-status", "plan", "-k", "-f", filepath.Join(testdata, "kustomize"))
+	g.Expect(k.code).To(Equal(status.ExitOK), k.stderr)
+	g.Expect(k.stderr).To(MatchRegexp(`^plan -k: kustomize build \S+/kustomize read /\S+/old/workloads.yaml, outside that directory\n$`))
+	g.Expect(k.stdout).To(MatchRegexp(`billing-api\s+shop`))
 
 	diff := runAs("polykube-status", "plan", "--diff", filepath.Join(testdata, "old"), filepath.Join(testdata, "new"))
 	g.Expect(diff.code).To(Equal(status.ExitOK), diff.stderr)

@@ -31,13 +31,13 @@ func TestDocs_DescribeTheSchema(t *testing.T) {
 	for _, word := range []string{
 		status.DisagreeSpec, status.DisagreeSpecHash, status.DisagreeAllocation, status.DisagreeExpected, status.DisagreeInvalidSpec, status.DisagreeMissingCopy,
 		status.DisagreeUnreported, status.DisagreeUntargeted, status.DisagreeRoster, status.DisagreeMember, status.DisagreeDuplicateCluster,
-		status.DisagreeTemplate, status.DisagreeFailover, status.NoticeFailoverActive,
+		status.DisagreeTemplate, status.DisagreeFailover, status.NoticeFailoverActive, status.NoticeFailoverSurge, status.NoticeDeficitUnconfirmed, status.LevelWarning,
 		status.ReasonUnreachable, status.ReasonTimeout, status.ReasonUnauthorized, status.ReasonForbidden, status.ReasonCRDsMissing, status.ReasonConfigError, status.ReasonError,
 		status.NameFromFederation, status.NameFromWorkload, status.StatePresent, status.StateAbsent, status.StateUnknown, status.APIVersion, status.KindFleetStatus, status.KindPlan, status.KindPlanDiff,
 	} {
 		g.Expect(doc).To(ContainSubstring("`"+word+"`"), "docs/status-cli.md does not mention %s", word)
 	}
-	for code := status.ExitOK; code <= status.ExitInvalidManifest; code++ {
+	for code := status.ExitOK; code <= status.ExitFailing; code++ {
 		g.Expect(doc).To(MatchRegexp(`\n\| %d \| \S`, code), "docs/status-cli.md does not document exit code %d", code)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -231,6 +232,58 @@ func TestFleet(t *testing.T) {
 		g.Expect(missing.stdout).To(ContainSubstring(`no Workload matches "nope"`))
 	})
 
+	t.Run("operator failures of every kind, read with the shipped reader role: exit 7", func(t *testing.T) {
+		g := NewWithT(t)
+		f.Namespace(ctx, t, "failing")
+		for _, c := range f.Clusters {
+			var mutate func(*polykubev1alpha1.WorkloadStatus)
+			if c == beta {
+				// The operator recorded the generation, then failed: the slice runs as before.
+				mutate = func(s *polykubev1alpha1.WorkloadStatus) {
+					meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionFalse,
+						Reason: polykubev1alpha1.ReasonReconcileFailed, Message: `invalid resource name "shop/ledger-db": [may not contain '/']`, ObservedGeneration: 1})
+				}
+			}
+			c.CreateWorkload(ctx, t, fleettest.Weighted("failing", "ledger", 3, all...), mutate)
+		}
+		se := &polykubev1alpha1.ServiceEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "failing", Name: "ledger"},
+			Spec: polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "ledger"},
+				Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80}}},
+		}
+		g.Expect(gamma.Admin.Create(ctx, se)).To(Succeed())
+		se.Status.ObservedGeneration = se.Generation
+		meta.SetStatusCondition(&se.Status.Conditions, metav1.Condition{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionFalse,
+			Reason: polykubev1alpha1.ReasonConflict, Message: "Service failing/ledger exists and was not created by this ServiceEndpoint", ObservedGeneration: se.Generation})
+		g.Expect(gamma.Admin.Status().Update(ctx, se)).To(Succeed())
+		db := &polykubev1alpha1.DatastoreBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "failing", Name: "ledger-db"},
+			Spec: polykubev1alpha1.DatastoreBindingSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "ledger"},
+				SecretRef: polykubev1alpha1.LocalSecretReference{Name: "ledger-db"}, Env: []polykubev1alpha1.EnvFromSecretKey{{Name: "DB_URL", Key: "url"}}},
+		}
+		g.Expect(alpha.Admin.Create(ctx, db)).To(Succeed())
+		db.Status.ObservedGeneration = db.Generation
+		for _, typ := range []string{polykubev1alpha1.BoundCondition, polykubev1alpha1.ReadyCondition} {
+			meta.SetStatusCondition(&db.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionFalse,
+				Reason: polykubev1alpha1.ReasonSecretNotFound, Message: "Secret failing/ledger-db not found", ObservedGeneration: db.Generation})
+		}
+		g.Expect(alpha.Admin.Status().Update(ctx, db)).To(Succeed())
+
+		res := runCLI(append(readers, "-n", "failing", "-o", "json")...)
+		g.Expect(res.code).To(Equal(status.ExitFailing), "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+		rep := res.report(g)
+		g.Expect(rep.Summary.Failing).To(Equal([]string{
+			"DatastoreBinding failing/ledger-db in alpha: SecretNotFound",
+			"ServiceEndpoint failing/ledger in gamma: Conflict",
+			"Workload failing/ledger in beta: ReconcileFailed",
+		}))
+		for _, cl := range rep.Clusters {
+			g.Expect(cl.Warnings).To(BeEmpty(), "the shipped role lists ServiceEndpoints and DatastoreBindings")
+		}
+		table := runCLI(append(readers, "-n", "failing")...)
+		g.Expect(table.stdout).To(MatchRegexp(`ledger\s+failing\s+1/1 Ready\s+1/1 ReconcileFailed\s+1/1 Ready`))
+	})
+
 	t.Run("overrides and failover are recomputed from what each cluster reports", func(t *testing.T) {
 		g := NewWithT(t)
 		f.Namespace(ctx, t, "per-cluster")
@@ -272,8 +325,11 @@ func TestFleet(t *testing.T) {
 		g.Expect(res.code).To(Equal(status.ExitDisagreement), "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 		rep := res.report(g)
 		g.Expect(disagreementKinds(rep)).To(ConsistOf("TemplateNotAsComputed Workload per-cluster/api beta"))
-		g.Expect(rep.Notices).To(HaveLen(2))
-		g.Expect(rep.Notices).To(HaveEach(HaveField("Kind", status.NoticeFailoverActive)))
+		// gamma reports its own 2 ready while alpha and beta absorb them: two warnings, which
+		// do not change the exit code.
+		g.Expect(rep.Notices).To(HaveLen(4))
+		g.Expect(rep.Notices[:2]).To(HaveEach(HaveField("Kind", status.NoticeFailoverActive)))
+		g.Expect(rep.Notices[2:]).To(HaveEach(And(HaveField("Kind", status.NoticeDeficitUnconfirmed), HaveField("Level", status.LevelWarning))))
 		cells := rep.Workloads[0].Clusters
 		g.Expect(cells[2].Template.AppliedOverrides).To(Equal([]string{"gamma-tag"}))
 		g.Expect(cells[2].Template.Images).To(Equal([]string{"app=registry.example/api:2"}))

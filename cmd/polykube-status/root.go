@@ -26,10 +26,15 @@ const exitCodesHelp = `Exit codes:
   3  some cluster could not be read (unreachable, timeout, unauthorized, forbidden, CRDs missing)
   4  the clusters disagree (specs, allocations, effective templates, failover replicas,
      rosters, unreported or untargeted slices)
-  5  something is not ready (a slice, a Federation, or a named Workload that does not exist)
+  5  something is not ready (a slice, a Federation, a ServiceEndpoint or DatastoreBinding,
+     or a named Workload that does not exist)
   6  plan: a manifest holds an invalid Workload
-When several apply, the lowest of 3, 4 and 5 wins: an incomplete view comes first, then
-disagreement, then readiness. The JSON/YAML summary lists every finding either way.`
+  7  an operator reports a failure (a Workload, ServiceEndpoint or DatastoreBinding whose
+     Ready condition is False for ReconcileFailed, InvalidSpec, Conflict, SecretNotFound, ...,
+     or an operator that refused to run as another member: IdentityMismatch)
+When several apply, the first of 3, 7, 4 and 5 wins: an incomplete view comes first, then a
+failure an operator reports, then disagreement, then readiness. Warnings do not change it.
+The JSON/YAML summary lists every finding either way.`
 
 // cli holds the flags and streams of one invocation.
 type cli struct {
@@ -46,6 +51,7 @@ type cli struct {
 	output        string
 	namespace     string
 	allNamespaces bool
+	wait          time.Duration
 
 	planFiles     []string
 	planCluster   string
@@ -111,10 +117,15 @@ the cluster could not be read, 'absent' that it has no copy of the Workload. Whi
 absorbs peers' share (distribution.failover) it reads READY/BASE+EXTRA PHASE, and a
 FailoverActive notice, which does not change the exit code, says for which peers.
 
+With --wait[=TIMEOUT] (default 5m) it re-reads the fleet every second until the report would
+exit 0, then prints it; at the timeout it prints the last report with its exit code. What it
+still waits for goes to stderr whenever that changes.
+
 ` + exitCodesHelp,
 		Example: `  polykube-status --context alpha --context beta
   polykube-status billing-api -n shop --all-contexts -o json
   polykube-status federation --contexts-file fleet.txt
+  polykube-status --all-contexts -A --wait=10m     # exit 0 once the fleet agrees and is ready
   polykube-status plan -f gitops/workloads --cluster beta
   polykube-status plan --diff old-checkout/gitops new-checkout/gitops
   kubectl polykube status --all-contexts        # when installed as kubectl-polykube`,
@@ -137,6 +148,9 @@ FailoverActive notice, which does not change the exit code, says for which peers
 	pf.StringVarP(&c.output, "output", "o", status.FormatTable, "output format: table, json or yaml")
 	pf.StringVarP(&c.namespace, "namespace", "n", "", "namespace of the Workloads (default: the contexts' namespace)")
 	pf.BoolVarP(&c.allNamespaces, "all-namespaces", "A", false, "list Workloads in all namespaces")
+	pf.DurationVar(&c.wait, "wait", 0, "re-read the fleet until every cluster is read, agrees and is ready (exit 0), for at most this long; "+
+		"--wait alone waits "+status.DefaultWait.String()+" (give another as --wait=2m)")
+	pf.Lookup("wait").NoOptDefVal = status.DefaultWait.String()
 
 	root.AddCommand(c.viewCommand(status.ViewFederation, "The Federation roster and mesh checks as each cluster reports them, and which cluster is local per context"))
 	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
@@ -174,11 +188,27 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if c.namespace != "" && c.allNamespaces {
 		return status.Usagef("--namespace and --all-namespaces exclude each other: pick one")
 	}
+	if c.wait < 0 {
+		return status.Usagef("--wait must be positive, got %s", c.wait)
+	}
+	if c.wait > 0 {
+		// --wait takes its value only after '=': "--wait 2m" waits the default and filters
+		// Workloads by the name "2m", which is never what was meant.
+		for _, n := range names {
+			if _, err := time.ParseDuration(n); err == nil {
+				return status.Usagef("%q was read as a Workload name; to wait that long write --wait=%s", n, n)
+			}
+		}
+	}
 	targets, err := status.ResolveTargets(status.ContextSelection{
 		Kubeconfig: c.kubeconfig, Contexts: c.contexts, ContextsFile: c.contextsFile, All: c.allContexts,
 	})
 	if err != nil {
 		return err
+	}
+	// Without its own path the plugins run as client-go starts them: abandoned, not ended.
+	if self, err := os.Executable(); err == nil {
+		status.GuardExecPlugins(targets, self)
 	}
 	q := status.Query{Namespace: c.namespace, Names: names, Timeout: c.timeout, Parallel: c.parallel}
 	if c.namespace == "" && !c.allNamespaces {
@@ -191,11 +221,21 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 			return status.Usagef("workload pattern %q is malformed: %v", p, err)
 		}
 	}
-	snaps := status.Collect(ctx, targets, q, nil)
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", ctx.Err())
+	read := func(ctx context.Context) status.Report { return status.Merge(status.Collect(ctx, targets, q, nil), q) }
+	var report status.Report
+	if c.wait > 0 {
+		if report, err = status.Wait(ctx, read, status.WaitOptions{Timeout: c.wait, Progress: c.stderr}); err != nil {
+			return fmt.Errorf("interrupted while waiting: %w", err)
+		}
+		if code := report.Summary.ExitCode; code != status.ExitOK {
+			fmt.Fprintf(c.stderr, "polykube-status: gave up waiting after %s: %s (exit %d)\n", c.wait, status.ExitMeaning(code), code)
+		}
+	} else {
+		report = read(ctx)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
 	}
-	report := status.Merge(snaps, q)
 	if err := status.PrintReport(c.stdout, report, c.output, view, status.PrintOptions{Color: c.color}); err != nil {
 		return err
 	}
@@ -222,6 +262,9 @@ distribution.failover.maxSurge; a Workload without failover just loses that shar
 
 With --kustomize (-k) every path is a kustomization directory, rendered as Flux's
 kustomize-controller would before planning (without Flux's post-build variable substitution).
+Like Flux, a kustomization may read files outside its directory and clone remote bases with
+git: plan -k names on stderr every file it read outside the directory and every repository it
+cloned, so run it on a checkout you trust or read that list.
 
 Workloads without metadata.namespace are planned in --namespace (default "default"): the
 allocation's tie-break depends on namespace/name, so set it to where Flux applies them.
@@ -242,7 +285,7 @@ number and the reason are printed); 1 internal error.`,
 			if len(c.contexts) > 0 || c.contextsFile != "" || c.allContexts {
 				return status.Usagef("plan reads manifests only and never contacts a cluster: drop --context, --contexts-file and --all-contexts")
 			}
-			opts := plan.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize}
+			opts := plan.LoadOptions{DefaultNamespace: c.namespace, Kustomize: c.planKustomize, Log: c.stderr}
 			if c.allNamespaces {
 				return status.Usagef("--all-namespaces has no meaning for plan: manifests carry their namespace, or get --namespace")
 			}

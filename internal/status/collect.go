@@ -53,6 +53,9 @@ type Snapshot struct {
 	Federations    []polykubev1alpha1.Federation
 	ClusterMembers []polykubev1alpha1.ClusterMember
 	Deployments    []appsv1.Deployment
+	// ServiceEndpoints and DatastoreBindings are read for the failures their operator reports.
+	ServiceEndpoints  []polykubev1alpha1.ServiceEndpoint
+	DatastoreBindings []polykubev1alpha1.DatastoreBinding
 }
 
 // Query says what to read in every cluster.
@@ -111,9 +114,9 @@ func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFac
 // nor rest.Config.Timeout reaches it, and a plugin that hangs would hold the read, and the
 // whole run, for as long as it hangs.
 //
-// An abandoned read leaks its goroutine, and the plugin process, until the plugin exits or the
-// process ends. That is acceptable in a CLI that exits right after the report; a long-lived
-// caller would need client-go to bound the plugin itself. The abandoned read also gives back
+// An abandoned read leaks its goroutine until the plugin exits or the process ends. That is
+// acceptable in a CLI that exits right after the report; the plugin process itself is ended
+// with the run when the CLI wrapped it (GuardExecPlugins). The abandoned read also gives back
 // its slot, so the plugins still running may exceed q.Parallel: holding the slot would let a
 // few hung plugins stall every cluster behind them.
 func collectWithin(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
@@ -144,10 +147,12 @@ func abandoned(ctx context.Context, t Target, q Query) Snapshot {
 	}
 	if t.Config != nil && t.Config.ExecProvider != nil {
 		s.Err = fmt.Errorf("%w (%s): command %q of the context's user was still running: %w",
-			ErrExecPluginTimeout, q.Timeout, t.Config.ExecProvider.Command, ctx.Err())
+			ErrExecPluginTimeout, q.Timeout, ExecPluginCommand(t.Config), ctx.Err())
 		s.Advice = fmt.Sprintf("run `kubectl --context %s get --raw /version` to see whether the plugin hangs or waits for a login, "+
-			"then log in again or fix users[].user.exec in the kubeconfig, or raise --timeout; "+
-			"polykube-status stopped waiting, but the plugin process may keep running after it exits", t.Context)
+			"then log in again or fix users[].user.exec in the kubeconfig, or raise --timeout", t.Context)
+		if t.execShim == "" {
+			s.Advice += "; polykube-status stopped waiting, but the plugin process may keep running after it exits"
+		}
 		return s
 	}
 	s.Err = fmt.Errorf("the read did not return within --timeout (%s), even after it was cancelled: %w", q.Timeout, ctx.Err())
@@ -167,7 +172,7 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 	}
 	fail := func(what string, err error) Snapshot {
 		s.Reason = Classify(ctx, err)
-		s.Err = fmt.Errorf("list %s: %w", what, err)
+		s.Err = fmt.Errorf("list %s: %w", what, nameThePlugin(t, err))
 		s.Workloads, s.Federations, s.ClusterMembers, s.Deployments = nil, nil, nil, nil
 		return s
 	}
@@ -193,6 +198,21 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 		return fail("clustermembers.polykube.kismet.io", err)
 	}
 	s.ClusterMembers = members.Items
+
+	// ServiceEndpoints and DatastoreBindings have nothing but their conditions to show: a
+	// cluster where they cannot be read is reported incomplete, like one without Deployments.
+	var ses polykubev1alpha1.ServiceEndpointList
+	if err := r.List(ctx, &ses, nsOpts...); err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("list serviceendpoints.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
+	} else {
+		s.ServiceEndpoints = ses.Items
+	}
+	var dbs polykubev1alpha1.DatastoreBindingList
+	if err := r.List(ctx, &dbs, nsOpts...); err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("list datastorebindings.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
+	} else {
+		s.DatastoreBindings = dbs.Items
+	}
 
 	// Deployments only sharpen the untargeted-replicas check; without them the rest stands.
 	managed, _ := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.Equals, []string{polykubev1alpha1.ManagedByValue})

@@ -65,6 +65,19 @@ func overriddenFailoverFleet() Report {
 	return Merge(s, Query{Namespace: "shop"})
 }
 
+// failingFleet: beta's operator fails to reconcile billing-api, gamma's ServiceEndpoint web is in
+// Conflict, alpha's binding of web lacks its Secret, and every cluster absorbs the others'
+// share of checkout (a fleet-wide failover surge).
+func failingFleet() Report {
+	s := surgeFleet()
+	reconcileFailed(findWorkload(&s[1], "billing-api"), `invalid resource name "shop/ledger-db": [may not contain '/']; the operator retries`)
+	s[2].ServiceEndpoints = []polykubev1alpha1.ServiceEndpoint{serviceEndpoint("shop", "web", metav1.ConditionFalse, polykubev1alpha1.ReasonConflict,
+		"Service web exists and was not created by this ServiceEndpoint (managed by helm); Polykube never adopts or changes an object it did not create")}
+	s[0].DatastoreBindings = []polykubev1alpha1.DatastoreBinding{binding("shop", "web-db", "web", metav1.ConditionFalse, polykubev1alpha1.ReasonSecretNotFound,
+		"Secret shop/web-db not found: create it in this cluster")}
+	return Merge(s, Query{Namespace: "shop"})
+}
+
 func printed(t *testing.T, r Report, format, view string, color bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -78,6 +91,7 @@ func TestPrintReport_Golden(t *testing.T) {
 	healthy := Merge(healthyFleet(), Query{Namespace: "shop"})
 	troubled := troubledFleet()
 	overridden := overriddenFailoverFleet()
+	failing := failingFleet()
 	tests := []struct {
 		file   string
 		report Report
@@ -96,6 +110,8 @@ func TestPrintReport_Golden(t *testing.T) {
 		{"fleet-troubled.yaml.golden", troubled, FormatYAML, "", false},
 		{"fleet-overrides-failover.table.golden", overridden, FormatTable, ViewWorkloads, false},
 		{"fleet-overrides-failover.json.golden", overridden, FormatJSON, "", false},
+		{"fleet-failing.table.golden", failing, FormatTable, ViewWorkloads, false},
+		{"fleet-failing.json.golden", failing, FormatJSON, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

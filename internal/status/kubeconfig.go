@@ -49,6 +49,9 @@ type Target struct {
 	// Config is the context's REST config; nil when ConfigErr is set.
 	Config    *rest.Config
 	ConfigErr error
+	// execShim is the polykube-status binary that runs Config's exec credential plugin, when
+	// GuardExecPlugins wrapped it.
+	execShim string
 }
 
 // ReadContextsFile reads one context name per line; blank lines and '#' comments are skipped.

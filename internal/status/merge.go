@@ -26,6 +26,7 @@ func Merge(snaps []Snapshot, q Query) Report {
 	}
 	m.clusters()
 	m.workloads()
+	m.servicesAndBindings()
 	m.federations()
 	m.members()
 	m.summarize()
@@ -63,9 +64,12 @@ func (m *merger) summarize() {
 		}
 	}
 	s.NotReady = m.notReady
+	s.Failing = m.sortFailures()
 	switch {
 	case len(s.Unreachable) > 0:
 		s.ExitCode = ExitUnreachable
+	case len(s.Failing) > 0:
+		s.ExitCode = ExitFailing
 	case s.Disagreements > 0:
 		s.ExitCode = ExitDisagreement
 	case len(s.NotReady) > 0:

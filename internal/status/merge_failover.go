@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,90 @@ func (m *merger) checkFailover(object string, i int, w *polykubev1alpha1.Workloa
 	m.flag(DisagreeFailover, object, []string{name},
 		"%s reports %d replicas (base %d + extra %d), but placement.FailoverFor over the deficits it reports (%s) with maxSurge %s gives %d (base %d + extra %d): the operator in %s computes failover differently (version skew?)",
 		name, st.EffectiveReplicas, st.BaseReplicas, st.ExtraReplicas, deficitsList(st.Peers), cfg.MaxSurge, f.Replicas, f.Base, f.Extra, name)
+}
+
+// checkFailoverClaims holds each deficit a cluster absorbs against the peer's own report, and
+// warns when every readable target absorbs at once. Neither is a disagreement: a partition
+// over-provisions by design (decision 0006). But a peer that reports its replicas ready while
+// another absorbs them says the absorbing cluster's view of the mesh misses it, and a fleet in
+// which every cluster absorbs the others runs up to maxSurge over its total with no outage to
+// explain it: the signature of operators that see no peer at all.
+func (m *merger) checkFailoverClaims(object string, row *WorkloadRow) {
+	own := map[string]WorkloadInCluster{}
+	for _, cell := range row.Clusters {
+		if cell.State == StatePresent && cell.ReportedCluster == cell.Cluster {
+			own[cell.Cluster] = cell
+		}
+	}
+	type claim struct {
+		by, peer string
+		absorbed int32
+		peerCell WorkloadInCluster
+		peerBase int32
+	}
+	var claims []claim
+	var targets, absorbing []string
+	// absorbs lists, per absorbing cluster, the peers it absorbs.
+	absorbs := map[string][]string{}
+	var total, running int32
+	for _, cell := range row.Clusters {
+		if cell.State != StatePresent || !cell.Targeted {
+			continue
+		}
+		targets = append(targets, cell.Cluster)
+		f := cell.Failover
+		if f == nil {
+			total += cell.Desired
+			running += cell.Desired
+			continue
+		}
+		total += f.BaseReplicas
+		running += f.EffectiveReplicas
+		if f.Active {
+			absorbing = append(absorbing, cell.Cluster)
+		}
+		for _, p := range f.Peers {
+			if p.AbsorbedReplicas > 0 && f.Active {
+				absorbs[cell.Cluster] = append(absorbs[cell.Cluster], p.Cluster)
+			}
+			// A pending change means the cluster already sees the peer differently (it may be
+			// serving again while the extra waits out returnAfter): nothing to check.
+			peer, ok := own[p.Cluster]
+			if p.AbsorbedReplicas <= 0 || p.PendingSince != nil || !ok || !peer.Targeted {
+				continue
+			}
+			base := peer.Desired
+			if peer.Failover != nil {
+				base = peer.Failover.BaseReplicas
+			}
+			if peer.Ready > base-p.AbsorbedReplicas {
+				claims = append(claims, claim{by: cell.Cluster, peer: p.Cluster, absorbed: p.AbsorbedReplicas, peerCell: peer, peerBase: base})
+			}
+		}
+	}
+	// A surge: every readable target absorbs, and each absorbs a peer that itself runs and
+	// absorbs. Survivors of a real outage absorb only peers that are down (or unreadable here).
+	mutual := len(targets) >= 2 && len(absorbing) == len(targets)
+	for _, c := range absorbing {
+		mutual = mutual && slices.ContainsFunc(absorbs[c], func(p string) bool { return slices.Contains(absorbing, p) })
+	}
+	if mutual {
+		m.warn(NoticeFailoverSurge, object, absorbing,
+			"every target absorbs its peers' share at once (%s): the fleet runs %d replicas for a total of %d. No outage explains it while each cluster reports its own slice; the operators do not see each other through the mesh: check ClusterMesh, that Cilium's cluster.name is each ClusterMember's name, and endpoint-slice synchronisation",
+			strings.Join(absorbing, ", "), running, total)
+		return
+	}
+	for _, c := range claims {
+		m.warn(NoticeDeficitUnconfirmed, object, []string{c.by, c.peer},
+			"%s absorbs %d for %s, but %s reports %d/%d ready itself: %s's view of the mesh misses %s's endpoints (a partition, Cilium's cluster.name differing from the ClusterMember name, or endpoint-slice synchronisation off?)",
+			c.by, c.absorbed, c.peer, c.peer, c.peerCell.Ready, c.peerBase, c.by, c.peer)
+	}
+}
+
+// warn records a notice of level warning.
+func (m *merger) warn(kind, object string, clusters []string, format string, args ...any) {
+	m.notice(kind, object, clusters, format, args...)
+	m.report.Notices[len(m.report.Notices)-1].Level = LevelWarning
 }
 
 func (m *merger) notice(kind, object string, clusters []string, format string, args ...any) {

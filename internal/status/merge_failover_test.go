@@ -142,6 +142,11 @@ func TestMerge_Failover_NotActive(t *testing.T) {
 			nw := failingOver()
 			nw.Spec.Distribution.Failover.MaxSurge = &zero
 			*w = sees(nw, c, placement.Deficits{"gamma": 3})
+			if c == "gamma" {
+				// gamma stays short (0/3): the survivors' deficit is confirmed by its own report.
+				*w = sees(nw, c, nil)
+				w.Status.ReadyReplicas, w.Status.Phase = 0, polykubev1alpha1.PhaseProgressing
+			}
 		}},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/placement"
@@ -224,6 +225,11 @@ func checkSlicesReady(m *merger, c *copiesOf) {
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: no status written yet (is the operator running?)", m.names[i]))
 		case w.Status.ObservedGeneration < w.Generation:
 			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: status is for generation %d, the spec is at generation %d", m.names[i], w.Status.ObservedGeneration, w.Generation))
+		case readyBehind(w) > 0:
+			// status.observedGeneration is written when the operator starts on a generation;
+			// the Ready condition's, when it has judged it.
+			row.NotReady = append(row.NotReady, fmt.Sprintf("%s: its Ready condition is for generation %d, the spec is at generation %d (the operator has not finished with it)",
+				m.names[i], readyBehind(w), w.Generation))
 		case cell.Autoscaling != nil:
 			// An HPA moves the replicas between the bounds: a slice still scaling is not
 			// unready, one below its minimum or failing is.
@@ -246,4 +252,14 @@ func checkSlicesReady(m *merger, c *copiesOf) {
 // specGroupsOf partitions the snapshots holding a copy by equal spec.
 func specGroupsOf(present []int, copies []*polykubev1alpha1.Workload) [][]int {
 	return groupBy(present, func(a, b int) bool { return apiequality.Semantic.DeepEqual(copies[a].Spec, copies[b].Spec) })
+}
+
+// readyBehind is the generation of w's Ready condition when it is older than w's spec, else 0.
+// A condition without observedGeneration (0) says nothing either way.
+func readyBehind(w *polykubev1alpha1.Workload) int64 {
+	c := meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition)
+	if c == nil || c.ObservedGeneration == 0 || c.ObservedGeneration >= w.Generation {
+		return 0
+	}
+	return c.ObservedGeneration
 }

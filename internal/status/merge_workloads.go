@@ -100,6 +100,7 @@ func (m *merger) workloads() {
 func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*appsv1.Deployment) WorkloadRow {
 	object := "Workload " + k.String()
 	row := WorkloadRow{Namespace: k.ns, Name: k.name}
+	firstDisagreement := len(m.report.Disagreements)
 	var present, absent []int
 	expectedBy := make([]placement.Allocation, len(m.snaps))
 	// resolvedBy is the target list each copy resolves from its own cluster's roster (nil when
@@ -165,6 +166,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			expectedBy[i] = alloc
 			cell.Expected = SharesOf(alloc)
 		}
+		m.workloadFailure(i, w, &cell)
 		m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
 		m.checkFailover(object, i, w, &cell)
 		row.Clusters = append(row.Clusters, cell)
@@ -183,12 +185,15 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 	for _, check := range workloadChecks {
 		check(m, c)
 	}
-	row.Ready = len(row.NotReady) == 0 && len(present) > 0
+	m.checkFailoverClaims(object, &row)
+	m.blameFailures(firstDisagreement, &row, "Workload")
+	row.Ready = len(row.NotReady) == 0 && len(present) > 0 && !slices.ContainsFunc(row.Clusters, func(c WorkloadInCluster) bool { return c.Failure != nil })
 	if len(present) == 0 {
 		row.NotReady = append(row.NotReady, "no reachable cluster holds this Workload")
 		row.Ready = false
 	}
-	if !row.Ready {
+	// A failing copy keeps the row from being ready but is counted among the failures only.
+	if len(row.NotReady) > 0 {
 		m.notReady = append(m.notReady, object)
 	}
 	return row

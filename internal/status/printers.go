@@ -78,6 +78,9 @@ func printFleetTable(w io.Writer, r Report, view string, opts PrintOptions) erro
 		return err
 	}
 	sections := []func(io.Writer, Report, PrintOptions) error{clustersTable, disagreementsList}
+	if len(r.Failures) > 0 {
+		sections = append(sections, failuresList)
+	}
 	if len(r.Notices) > 0 {
 		sections = append(sections, noticesList)
 	}
@@ -168,6 +171,10 @@ func workloadCell(x WorkloadInCluster) render.Cell {
 	phase := x.Phase
 	if phase == "" {
 		phase = "-"
+	}
+	if x.Failure != nil {
+		// What the operator fails at matters more than the phase of what still runs.
+		return render.Colored(fmt.Sprintf("%d/%d %s", x.Ready, x.Desired, x.Failure.Reason), render.Red)
 	}
 	if a := x.Autoscaling; a != nil {
 		// Desired is the HPA's current choice; its bounds follow it.
@@ -272,7 +279,29 @@ func disagreementsList(w io.Writer, r Report, opts PrintOptions) error {
 func noticesList(w io.Writer, r Report, opts PrintOptions) error {
 	rows := [][]render.Cell{render.Header("NOTICE", "OBJECT", "CLUSTERS", "DETAIL")}
 	for _, n := range r.Notices {
-		rows = append(rows, []render.Cell{render.Colored(n.Kind, render.Green), render.Text(n.Object), render.Text(strings.Join(n.Clusters, ",")), render.Text(n.Message)})
+		kind := render.Colored(n.Kind, render.Green)
+		if n.Level == LevelWarning {
+			kind = render.Colored(n.Kind+" (warning)", render.Yellow)
+		}
+		rows = append(rows, []render.Cell{kind, render.Text(n.Object), render.Text(strings.Join(n.Clusters, ",")), render.Text(n.Message)})
+	}
+	return render.Table(w, rows, opts.Color)
+}
+
+// failuresList prints what the operators report failing, one line per object and cluster.
+func failuresList(w io.Writer, r Report, opts PrintOptions) error {
+	rows := [][]render.Cell{render.Header("FAILING", "CLUSTER", "REASON", "SINCE", "MESSAGE")}
+	for _, f := range r.Failures {
+		since := "-"
+		if f.Since != nil {
+			since = f.Since.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		reason := f.Reason
+		if f.Condition != "Ready" {
+			reason = f.Condition + "=False " + reason
+		}
+		rows = append(rows, []render.Cell{render.Text(f.Kind + " " + f.objectName()), render.Text(f.Cluster),
+			render.Colored(reason, render.Red), render.Text(since), render.Text(f.Message)})
 	}
 	return render.Table(w, rows, opts.Color)
 }
@@ -290,7 +319,11 @@ func notReadyList(w io.Writer, r Report, opts PrintOptions) error {
 		}
 	}
 	if len(lines) == 0 {
-		_, err := io.WriteString(w, "Everything reported is ready.\n")
+		msg := "Everything reported is ready.\n"
+		if len(r.Failures) > 0 {
+			msg = "Everything reported is ready, apart from the failures above.\n"
+		}
+		_, err := io.WriteString(w, msg)
 		return err
 	}
 	rows := [][]render.Cell{render.Header("NOT READY")}
@@ -302,8 +335,12 @@ func notReadyList(w io.Writer, r Report, opts PrintOptions) error {
 
 func summaryLine(w io.Writer, r Report, opts PrintOptions) error {
 	s := r.Summary
-	text := fmt.Sprintf("%d of %d clusters read, %d disagreements, %d not ready: %s (exit %d)",
-		s.ClustersReachable, s.ClustersQueried, s.Disagreements, len(s.NotReady), ExitMeaning(s.ExitCode), s.ExitCode)
+	failing := ""
+	if len(s.Failing) > 0 {
+		failing = fmt.Sprintf(", %d failing", len(s.Failing))
+	}
+	text := fmt.Sprintf("%d of %d clusters read, %d disagreements, %d not ready%s: %s (exit %d)",
+		s.ClustersReachable, s.ClustersQueried, s.Disagreements, len(s.NotReady), failing, ExitMeaning(s.ExitCode), s.ExitCode)
 	cl := render.Green
 	if !s.Healthy {
 		cl = render.Red
@@ -328,6 +365,8 @@ func ExitMeaning(code int) string {
 		return "something is not ready"
 	case ExitInvalidManifest:
 		return "invalid manifest"
+	case ExitFailing:
+		return "an operator reports a failure"
 	}
 	return "unknown"
 }

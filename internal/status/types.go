@@ -3,15 +3,18 @@
 // The flow is collect → merge → print. Collect queries the kubeconfig contexts in parallel (a
 // bounded number at once) with a client that can only read, each with its own deadline that also
 // bounds the context's exec credential plugin, and returns one Snapshot per context:
-// the raw Workloads, Federations, ClusterMembers and polykube-managed Deployments, or the
-// classified reason the context could not be read. Merge is a pure function from snapshots to a
-// Report: rows per workload with one cell per cluster, the federation and member views, every
-// disagreement between clusters (no cluster is the truth, so each flag names all the clusters
-// involved) and a Summary with the exit code. Printers render a Report as a table, JSON or YAML
+// the raw Workloads, Federations, ClusterMembers, ServiceEndpoints, DatastoreBindings and
+// polykube-managed Deployments, or the classified reason the context could not be read. Merge is
+// a pure function from snapshots to a Report: rows per workload with one cell per cluster, the
+// federation and member views, every disagreement between clusters (no cluster is the truth, so
+// each flag names all the clusters involved), the failures each operator reports about its own
+// cluster, and a Summary with the exit code. Printers render a Report as a table, JSON or YAML
 // and never query anything.
 //
 // Plan and Diff do the same for manifests on disk, with no cluster access at all.
 package status
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // APIVersion is the schema version of every document this package prints as JSON or YAML.
 const APIVersion = "polykube.kismet.io/status/v1alpha1"
@@ -23,10 +26,11 @@ const (
 	KindPlanDiff    = "PlanDiff"
 )
 
-// Exit codes. When several apply, the lowest non-zero code of the report outcomes wins:
-// ExitUnreachable before ExitDisagreement before ExitNotReady (an incomplete view makes the other
-// findings unreliable, and clusters that disagree matter more than a slice still rolling out).
-// ExitInternal and ExitUsage end the run before any report exists.
+// Exit codes. When several apply, the first in this order wins: ExitUnreachable, ExitFailing,
+// ExitDisagreement, ExitNotReady. An incomplete view makes the other findings unreliable; an
+// operator that reports a failure explains disagreements its stale status causes, and what
+// needs a person matters more than a slice still rolling out. ExitInternal and ExitUsage end the
+// run before any report exists.
 const (
 	ExitOK              = 0
 	ExitInternal        = 1
@@ -35,6 +39,9 @@ const (
 	ExitDisagreement    = 4
 	ExitNotReady        = 5
 	ExitInvalidManifest = 6
+	// ExitFailing: an operator reports a failure of a Workload, ServiceEndpoint or
+	// DatastoreBinding in its cluster (Report.Failures).
+	ExitFailing = 7
 )
 
 // Reasons a context could not be read (ClusterRow.Reason).
@@ -90,6 +97,21 @@ const (
 	// NoticeFailoverActive: a cluster runs more than its base share because it absorbs the
 	// deficit of peers it sees short of theirs (spec.distribution.failover).
 	NoticeFailoverActive = "FailoverActive"
+	// NoticeFailoverSurge (warning): every readable target of a Workload absorbs its peers'
+	// share at once, so the fleet runs up to maxSurge over its total: the operators do not see
+	// each other through the mesh, which a real outage of all but one cluster cannot explain.
+	NoticeFailoverSurge = "FailoverSurge"
+	// NoticeDeficitUnconfirmed (warning): a cluster absorbs a peer's deficit, but that peer's own
+	// report has more ready replicas than the deficit leaves it: the absorbing cluster's view of
+	// the mesh misses the peer (a partition, Cilium's cluster.name differing from the
+	// ClusterMember name, endpoint-slice synchronisation off).
+	NoticeDeficitUnconfirmed = "DeficitNotConfirmed"
+)
+
+// Notice levels.
+const (
+	// LevelWarning marks a notice that something is probably wrong, though nothing failed.
+	LevelWarning = "warning"
 )
 
 // Where a context's cluster name came from (ClusterRow.NameSource).
@@ -115,9 +137,12 @@ type Report struct {
 	Federations   []FederationRow `json:"federations"`
 	Members       []MemberRow     `json:"members"`
 	Disagreements []Disagreement  `json:"disagreements"`
-	// Notices are informational findings (NoticeFailoverActive); they never change the exit code.
+	// Notices are informational findings (NoticeFailoverActive) and warnings; they never change
+	// the exit code.
 	Notices []Notice `json:"notices,omitempty"`
-	Summary Summary  `json:"summary"`
+	// Failures are the objects an operator reports as failing in its cluster.
+	Failures []Failure `json:"failures,omitempty"`
+	Summary  Summary   `json:"summary"`
 }
 
 // ClusterRow is one context's outcome.
@@ -190,6 +215,9 @@ type WorkloadInCluster struct {
 	// Failover is status.failover beside the recomputation (merge_failover.go); set when the
 	// copy reports one.
 	Failover *FailoverView `json:"failover,omitempty"`
+	// Failure is the copy's Ready condition when its operator reports a failure (ReconcileFailed,
+	// InvalidSpec, Conflict, ...).
+	Failure *Check `json:"failure,omitempty"`
 	// Autoscaling is status.autoscaling of an autoscaled Workload: this cluster's HPA bounds and
 	// current replicas (Desired is then the current replicas too).
 	Autoscaling *Autoscaled `json:"autoscaling,omitempty"`
@@ -260,10 +288,29 @@ type Disagreement struct {
 
 // Notice is one informational finding: not a disagreement, not counted in the exit code.
 type Notice struct {
-	Kind     string   `json:"kind"`
+	Kind string `json:"kind"`
+	// Level is LevelWarning for a finding that something is probably wrong; empty for information.
+	Level    string   `json:"level,omitempty"`
 	Object   string   `json:"object"`
 	Clusters []string `json:"clusters"`
 	Message  string   `json:"message"`
+}
+
+// Failure is one object whose operator reports it failing in its cluster.
+type Failure struct {
+	// Kind is Workload, ServiceEndpoint, DatastoreBinding or ClusterMember.
+	Kind string `json:"kind"`
+	// Namespace is empty for a ClusterMember.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Context   string `json:"context"`
+	Cluster   string `json:"cluster"`
+	// Condition is the condition that says so (Ready; Bound of a DatastoreBinding;
+	// OperatorIdentity of a ClusterMember).
+	Condition string       `json:"condition"`
+	Reason    string       `json:"reason"`
+	Message   string       `json:"message,omitempty"`
+	Since     *metav1.Time `json:"since,omitempty"`
 }
 
 // Summary is the verdict of a Report.
@@ -275,6 +322,8 @@ type Summary struct {
 	Disagreements int      `json:"disagreements"`
 	// NotReady names the Workloads and Federations that are not ready, and patterns that matched nothing.
 	NotReady []string `json:"notReady,omitempty"`
+	// Failing names each failure of Report.Failures as "Kind namespace/name in cluster: Reason".
+	Failing  []string `json:"failing,omitempty"`
 	Healthy  bool     `json:"healthy"`
 	ExitCode int      `json:"exitCode"`
 }

@@ -233,30 +233,9 @@ func (c *Cluster) CreateWorkload(ctx context.Context, tb testing.TB, w *polykube
 		}
 		roster = list.Items
 	}
-	alloc, err := placement.ForWorkloadIn(obj, roster)
+	st, err := StatusFor(obj, c.Name, roster)
 	if err != nil {
 		tb.Fatalf("allocate %s/%s: %v", w.Namespace, w.Name, err)
-	}
-	mine, targeted := alloc.For(c.Name)
-	now := metav1.Now()
-	st := polykubev1alpha1.WorkloadStatus{
-		ObservedGeneration: obj.Generation, Cluster: c.Name, SpecHash: placement.SpecHash(obj.Spec),
-		DesiredReplicas: mine,
-		Conditions: []metav1.Condition{
-			{Type: polykubev1alpha1.AllocatedCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded, ObservedGeneration: obj.Generation, LastTransitionTime: now},
-			{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded, ObservedGeneration: obj.Generation, LastTransitionTime: now},
-		},
-	}
-	if targeted {
-		st.ReadyReplicas, st.Phase = mine, polykubev1alpha1.PhaseReady
-	}
-	for _, s := range alloc {
-		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
-		if s.Cluster == c.Name {
-			t.Local, t.ReadyReplicas, t.AvailableReplicas, t.UpdatedReplicas = true, ptr.To(mine), ptr.To(mine), ptr.To(mine)
-			t.Phase, t.ObservedGeneration, t.LastUpdateTime = polykubev1alpha1.PhaseReady, obj.Generation, &now
-		}
-		st.Targets = append(st.Targets, t)
 	}
 	if mutate != nil {
 		mutate(&st)
@@ -265,6 +244,37 @@ func (c *Cluster) CreateWorkload(ctx context.Context, tb testing.TB, w *polykube
 	if err := c.Admin.Status().Update(ctx, obj); err != nil {
 		tb.Fatalf("write status of Workload %s/%s in %s: %v", w.Namespace, w.Name, c.Name, err)
 	}
+}
+
+// StatusFor is the status the operator of cluster writes for w over roster once its slice is
+// fully ready.
+func StatusFor(w *polykubev1alpha1.Workload, cluster string, roster []polykubev1alpha1.ClusterMember) (polykubev1alpha1.WorkloadStatus, error) {
+	alloc, err := placement.ForWorkloadIn(w, roster)
+	if err != nil {
+		return polykubev1alpha1.WorkloadStatus{}, err
+	}
+	mine, targeted := alloc.For(cluster)
+	now := metav1.Now()
+	st := polykubev1alpha1.WorkloadStatus{
+		ObservedGeneration: w.Generation, Cluster: cluster, SpecHash: placement.SpecHash(w.Spec),
+		DesiredReplicas: mine,
+		Conditions: []metav1.Condition{
+			{Type: polykubev1alpha1.AllocatedCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded, ObservedGeneration: w.Generation, LastTransitionTime: now},
+			{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded, ObservedGeneration: w.Generation, LastTransitionTime: now},
+		},
+	}
+	if targeted {
+		st.ReadyReplicas, st.Phase = mine, polykubev1alpha1.PhaseReady
+	}
+	for _, s := range alloc {
+		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
+		if s.Cluster == cluster {
+			t.Local, t.ReadyReplicas, t.AvailableReplicas, t.UpdatedReplicas = true, ptr.To(mine), ptr.To(mine), ptr.To(mine)
+			t.Phase, t.ObservedGeneration, t.LastUpdateTime = polykubev1alpha1.PhaseReady, w.Generation, &now
+		}
+		st.Targets = append(st.Targets, t)
+	}
+	return st, nil
 }
 
 // CreateDeployment creates a Deployment labelled as polykube's for the Workload named workload.

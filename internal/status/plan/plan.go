@@ -21,7 +21,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	kustypes "sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -113,6 +112,9 @@ type LoadOptions struct {
 	// Kustomize renders every path as a kustomization directory (kustomize build) before
 	// reading it, as Flux's kustomize-controller would. Flux post-build substitution is not done.
 	Kustomize bool
+	// Log, when set, is told what a kustomize build reads outside its directory and which
+	// remote repositories it clones (the CLI passes its stderr).
+	Log io.Writer
 }
 
 // LoadWorkloads reads every .yaml, .yml and .json file under paths (directories recursively,
@@ -676,7 +678,11 @@ func loadKustomizations(paths []string, opts LoadOptions, roster *[]polykubev1al
 		if info, err := os.Stat(p); err != nil || !info.IsDir() {
 			return nil, nil, status.Usagef("--kustomize needs kustomization directories; %s is not one", p)
 		}
-		res, err := k.Run(filesys.MakeFsOnDisk(), p)
+		fs := newReadsLog(p)
+		res, err := k.Run(fs, p)
+		if opts.Log != nil {
+			fs.report(opts.Log, p)
+		}
 		if err != nil {
 			return nil, nil, status.Usagef("kustomize build %s: %v", p, err)
 		}

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,4 +164,38 @@ func TestPlan_ResolvesTargetSelectorsOverTheRosterInThePaths(t *testing.T) {
 	g.Expect(p.ExitCode).To(Equal(status.ExitInvalidManifest))
 	g.Expect(p.Invalid).To(HaveLen(1))
 	g.Expect(p.Invalid[0].Reason).To(ContainSubstring("add the roster's manifests"))
+}
+
+// TestPlan_Kustomize_SaysWhatItReads: like Flux, plan -k lets a kustomization read files
+// outside its directory and clone remote bases with git. It must say so, naming the files and
+// the repositories, so that `plan -k` on a checkout of someone else's branch cannot read or
+// fetch anything unseen.
+func TestPlan_Kustomize_SaysWhatItReads(t *testing.T) {
+	g := NewWithT(t)
+	var log bytes.Buffer
+	_, err := Plan([]string{filepath.Join("testdata", "plan", "kustomize")}, "", LoadOptions{Kustomize: true, Log: &log})
+	g.Expect(err).NotTo(HaveOccurred())
+	outside, err := filepath.Abs(filepath.Join("testdata", "plan", "old", "workloads.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(log.String()).To(Equal(fmt.Sprintf("plan -k: kustomize build %s read %s, outside that directory\n",
+		filepath.Join("testdata", "plan", "kustomize"), outside)))
+
+	// A remote base: a git repository on disk, cloned through a file:// URL.
+	repo := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(repo, "kustomization.yaml"), []byte("resources:\n  - workloads.yaml\n"), 0o644)).To(Succeed())
+	raw, err := os.ReadFile(filepath.Join("testdata", "plan", "old", "workloads.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(filepath.Join(repo, "workloads.yaml"), raw, 0o644)).To(Succeed())
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base"}} {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), "git %v: %s", args, out)
+	}
+	dir := t.TempDir()
+	url := "file://" + repo + "?ref=main"
+	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n  - "+url+"\n"), 0o644)).To(Succeed())
+	log.Reset()
+	p, err := Plan([]string{dir}, "", LoadOptions{Kustomize: true, Log: &log})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Workloads).NotTo(BeEmpty())
+	g.Expect(log.String()).To(Equal(fmt.Sprintf("plan -k: kustomize build %s cloned the remote base file://%s with git\n", dir, repo)))
 }
