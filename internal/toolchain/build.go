@@ -52,7 +52,7 @@ func (tc *Toolchain) buildFromModule(ctx context.Context, t *Tool, out string) e
 
 	// The upstream go.mod, as JSON.
 	var dl struct{ Dir, GoMod, Error string }
-	stdout, err := runGo(ctx, work, nil, logFile, "mod", "download", "-json", t.Module+"@"+t.Version)
+	stdout, err := runGo(ctx, work, t.env, logFile, "mod", "download", "-json", t.Module+"@"+t.Version)
 	_ = json.Unmarshal(stdout, &dl)
 	if err != nil || dl.Error != "" {
 		if dl.Error != "" {
@@ -60,7 +60,7 @@ func (tc *Toolchain) buildFromModule(ctx context.Context, t *Tool, out string) e
 		}
 		return fail("download module "+t.Module+"@"+t.Version+" through GOPROXY="+goEnv("GOPROXY"), err)
 	}
-	stdout, err = runGo(ctx, work, nil, logFile, "mod", "edit", "-json", dl.GoMod)
+	stdout, err = runGo(ctx, work, t.env, logFile, "mod", "edit", "-json", dl.GoMod)
 	if err != nil {
 		return fail("read "+dl.GoMod, err)
 	}
@@ -78,7 +78,7 @@ func (tc *Toolchain) buildFromModule(ctx context.Context, t *Tool, out string) e
 		return err
 	}
 	ldflags := strings.Join(append([]string{"-s", "-w"}, t.ldflags...), " ")
-	env := []string{"CGO_ENABLED=0", "GOFLAGS=" + withModMod(goEnv("GOFLAGS"))}
+	env := append([]string{"CGO_ENABLED=0", "GOFLAGS=" + withModMod(goEnv("GOFLAGS"))}, t.env...)
 	args := []string{"build", "-trimpath", "-ldflags=" + ldflags}
 	if len(t.tags) > 0 {
 		args = append(args, "-tags="+strings.Join(t.tags, ","))

@@ -43,6 +43,9 @@ type Tool struct {
 	ldflags []string
 	// tags are go build tags.
 	tags []string
+	// env is added to the environment of every go command of the build (GOTOOLCHAIN for a
+	// module that needs a newer Go than Polykube's).
+	env []string
 	// url returns the upstream download URL for goos/goarch and, for an archive, the path of
 	// the binary inside it. nil means upstream publishes no binary.
 	url func(goos, goarch string) (url, member string)

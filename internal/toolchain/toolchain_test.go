@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -432,7 +433,8 @@ func TestExpand(t *testing.T) {
 		{names: []string{"kwokctl", "envtest", "etcd"}, want: "kwokctl etcd kube-apiserver"},
 		{names: []string{"flux", "tofu"}, want: "source-controller kustomize-controller tofu"},
 		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns crictl"},
-		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
+		{names: []string{"argocd"}, want: "argocd"},
+		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
 		{names: []string{"helm"}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -580,5 +582,35 @@ func TestEnvtestAssets(t *testing.T) {
 				t.Errorf("%s/%s -> %q (%v), want %s", assets, name, target, err, overrides[name])
 			}
 		}
+	}
+}
+
+// TestArgoCD_BuildsFromTheModuleWithItsOwnGo checks the recipe of the Argo CD build: its
+// go.mod's ./gitops-engine replace points at the published module of the same version (the
+// module zip lacks the directory), and every go command of the build runs with Go 1.27.
+func TestArgoCD_BuildsFromTheModuleWithItsOwnGo(t *testing.T) {
+	var argo *Tool
+	for _, tl := range pinnedTools() {
+		if tl.Name == ArgoCD {
+			argo = tl
+		}
+	}
+	if argo == nil {
+		t.Fatal("no argocd tool")
+	}
+	var up goMod
+	up.Go = "1.27.0"
+	up.Replace = append(up.Replace, struct {
+		Old struct{ Path, Version string }
+		New struct{ Path, Version string }
+	}{Old: struct{ Path, Version string }{Path: "github.com/argoproj/argo-cd/gitops-engine/v3"}, New: struct{ Path, Version string }{Path: "./gitops-engine"}})
+	gomod := scratchGoMod(argo, up)
+	for _, want := range []string{"require github.com/argoproj/argo-cd/v3 " + ArgoCDVersion, "github.com/argoproj/argo-cd/gitops-engine/v3 => github.com/argoproj/argo-cd/gitops-engine/v3 " + ArgoCDVersion} {
+		if !strings.Contains(gomod, want) {
+			t.Errorf("the build module lacks %q:\n%s", want, gomod)
+		}
+	}
+	if !slices.Contains(argo.env, "GOTOOLCHAIN="+ArgoCDGoToolchain) {
+		t.Errorf("the Argo CD build runs without GOTOOLCHAIN=%s: %v", ArgoCDGoToolchain, argo.env)
 	}
 }

@@ -42,6 +42,13 @@ const (
 	CiliumGoBGPVersion = "v4.7.0"
 	// TofuVersion is the version of OpenTofu, built from github.com/opentofu/opentofu.
 	TofuVersion = "v1.12.6"
+	// ArgoCDVersion is the Argo CD of the alternative delivery, built from
+	// github.com/argoproj/argo-cd/v3 (one binary: the application-controller, repo-server and
+	// applicationset-controller by the name it is run under).
+	ArgoCDVersion = "v3.6.2"
+	// ArgoCDGoToolchain is the Go toolchain Argo CD's go.mod needs (Go 1.27); the go command
+	// takes it from the module proxy for this build only. Polykube itself stays on its Go.
+	ArgoCDGoToolchain = "go1.27.3"
 )
 
 // Tool names.
@@ -75,6 +82,8 @@ const (
 	CiliumHealthResponder = "cilium-health-responder"
 	CiliumMount           = "cilium-mount"
 	CiliumSysctlfix       = "cilium-sysctlfix"
+	// ArgoCD is Argo CD's multi-call binary.
+	ArgoCD = "argocd"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -88,8 +97,9 @@ var groups = []group{
 	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl}},
 	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
+	{"argocd", []string{ArgoCD}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
+		SourceController, KustomizeController, Tofu, ArgoCD, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
@@ -228,6 +238,31 @@ func pinnedTools() []*Tool {
 		flux(SourceController, FluxSourceControllerVersion,
 			map[string]string{"github.com/fluxcd/pkg/artifact": FluxArtifactVersion}),
 		flux(KustomizeController, FluxKustomizeControllerVersion, nil),
+		{
+			Name: ArgoCD, Version: ArgoCDVersion,
+			Module: "github.com/argoproj/argo-cd/v3", Package: "github.com/argoproj/argo-cd/v3/cmd",
+			// Run as argocd it is the CLI: --help proves it runs; the version is read from the
+			// Go build information.
+			probeArgs: []string{"--help"}, versionModule: "github.com/argoproj/argo-cd/v3",
+			// Its go.mod replaces gitops-engine with ./gitops-engine, which the module zip
+			// lacks: the same version is published as a module of its own.
+			localReplace: func(old string) string {
+				if old == "github.com/argoproj/argo-cd/gitops-engine/v3" {
+					return ArgoCDVersion
+				}
+				return ""
+			},
+			env:     []string{"GOTOOLCHAIN=" + ArgoCDGoToolchain},
+			ldflags: []string{"-X", "github.com/argoproj/argo-cd/v3/common.version=" + strings.TrimPrefix(ArgoCDVersion, "v")},
+			url: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/argoproj/argo-cd/releases/download/%s/argocd-%s-%s", ArgoCDVersion, goos, goarch), ""
+			},
+			// Argo CD's releases carry cli_checksums.txt, a list of the binaries' sums.
+			sums: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/argoproj/argo-cd/releases/download/%s/cli_checksums.txt", ArgoCDVersion),
+					fmt.Sprintf("argocd-%s-%s", goos, goarch)
+			},
+		},
 		{
 			Name: Tofu, Version: TofuVersion,
 			Module: "github.com/opentofu/opentofu", Package: "github.com/opentofu/opentofu/cmd/tofu",
