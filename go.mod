@@ -34,6 +34,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require github.com/yuin/gopher-lua v1.1.2 // indirect
+
 require (
 	al.essio.dev/pkg/shellescape v1.5.1 // indirect
 	dario.cat/mergo v1.0.1 // indirect

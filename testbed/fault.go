@@ -22,7 +22,7 @@ type Fault string
 const (
 	FaultAPIServer Fault = "apiserver" // a cluster's control plane (kwokctl stop/start cluster)
 	FaultOperator  Fault = "operator"  // a cluster's operator process (SIGKILL / start again)
-	FaultFlux      Fault = "flux"      // a cluster's Flux controllers
+	FaultFlux      Fault = "flux"      // a cluster's Flux controllers (with delivery argocd: its Argo CD controllers)
 	FaultGit       Fault = "git"       // the federation's Git server (cluster is ignored)
 	// FaultNetwork partitions a cluster: the traffic between its nodes and every other
 	// cluster's is dropped (datapath providers only; kwok's clusters have no network).
@@ -57,6 +57,9 @@ func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
 	case FaultOperator:
 		return tb.procs.Stop(ctx, operatorProc(cluster), true, tb.wait(topology.WaitProcess))
 	case FaultFlux:
+		if tb.state.Topology.HasAddon(topology.AddonArgoCD) {
+			return tb.stopArgoCD(ctx, cluster)
+		}
 		return errors.Join(
 			tb.procs.Stop(ctx, sourceProc(cluster), false, tb.wait(topology.WaitProcess)),
 			tb.procs.Stop(ctx, kustomizeProc(cluster), false, tb.wait(topology.WaitProcess)))
@@ -95,6 +98,9 @@ func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
 		// re-created meanwhile (its Kustomization deleted and re-applied), voiding the old.
 		return tb.startOperator(ctx, cluster, true)
 	case FaultFlux:
+		if tb.state.Topology.HasAddon(topology.AddonArgoCD) {
+			return tb.startArgoCD(ctx, cluster)
+		}
 		return tb.startFlux(ctx, cluster)
 	case FaultNetwork:
 		return ErrNoNetwork(tb.state.Topology.Provider)

@@ -199,7 +199,16 @@ func applyKustomization(ctx context.Context, cl client.Client, name, path, clust
 // the Kustomization watches its source. (Asking the Kustomization too would only start a
 // re-apply of the old revision that the new one then waits behind.) An unreachable cluster is
 // skipped: its Flux catches up at its interval.
+//
+// With Argo CD delivery it asks each cluster's Applications to refresh instead.
 func (tb *Testbed) Fetch(ctx context.Context) {
+	switch {
+	case tb.state.Topology.HasAddon(topology.AddonArgoCD):
+		tb.refreshArgoCD(ctx)
+		return
+	case !tb.state.Topology.HasAddon(topology.AddonFlux):
+		return
+	}
 	now := time.Now().Format(time.RFC3339Nano)
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, now))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
@@ -237,7 +246,7 @@ func (tb *Testbed) waitApplied(ctx context.Context, cl client.Client, cluster, r
 	})
 }
 
-// WaitDelivered waits until Flux in every cluster applied the revision.
+// WaitDelivered waits until Flux (or Argo CD) in every cluster applied the revision.
 func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters ...string) error {
 	if len(clusters) == 0 {
 		clusters = tb.state.Topology.ClusterNames()
@@ -246,7 +255,11 @@ func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters 
 	for _, name := range clusters {
 		go func() {
 			cl, err := tb.Client(name)
-			if err == nil {
+			switch {
+			case err != nil:
+			case tb.state.Topology.HasAddon(topology.AddonArgoCD):
+				err = tb.waitSynced(ctx, cl, name, revision, tb.wait(topology.WaitDelivery))
+			default:
 				err = tb.waitApplied(ctx, cl, name, revision, tb.wait(topology.WaitDelivery))
 			}
 			errs <- err
@@ -269,6 +282,9 @@ func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.W
 	}
 	var names []string
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // the list of the CRDs, as Argo CD's manifests/crds carries it
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err

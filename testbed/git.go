@@ -51,8 +51,6 @@ func (tb *Testbed) Commit(ctx context.Context, ch gitrepo.Change) (string, error
 	if err != nil {
 		return "", err
 	}
-	if tb.state.Topology.HasAddon("flux") {
-		tb.Fetch(ctx)
-	}
+	tb.Fetch(ctx)
 	return rev, nil
 }

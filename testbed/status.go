@@ -49,6 +49,7 @@ type ClusterReport struct {
 	Kubeconfig string  `json:"kubeconfig"`
 	APIServer  Health  `json:"apiServer"`
 	Flux       *Health `json:"flux,omitempty"`
+	ArgoCD     *Health `json:"argocd,omitempty"`
 	Operator   *Health `json:"operator,omitempty"`
 }
 
@@ -58,7 +59,7 @@ func (r *Report) Healthy() bool {
 		return false
 	}
 	for _, c := range r.Clusters {
-		if !c.APIServer.OK || (c.Flux != nil && !c.Flux.OK) || (c.Operator != nil && !c.Operator.OK) {
+		if !c.APIServer.OK || (c.Flux != nil && !c.Flux.OK) || (c.ArgoCD != nil && !c.ArgoCD.OK) || (c.Operator != nil && !c.Operator.OK) {
 			return false
 		}
 	}
@@ -111,6 +112,13 @@ func (tb *Testbed) Status(ctx context.Context) *Report {
 				h.Detail = "applied " + r.Revision
 			}
 			cr.Flux = &h
+		}
+		if top.HasAddon(topology.AddonArgoCD) {
+			h := healthOf(tb.argoCDHealth(ctx, c.Name, r.Revision), "")
+			if h.OK {
+				h.Detail = "synced " + r.Revision
+			}
+			cr.ArgoCD = &h
 		}
 		if top.HasAddon(topology.AddonOperator) {
 			h := healthOf(tb.operatorHealth(ctx, c.Name), "healthy")

@@ -101,10 +101,11 @@ type GitState struct {
 
 // ClusterState records one cluster and its add-on processes.
 type ClusterState struct {
-	Kubeconfig string    `json:"kubeconfig"`
-	Context    string    `json:"context"`
-	Flux       FluxPorts `json:"flux,omitempty"`
-	Operator   OpState   `json:"operator,omitempty"`
+	Kubeconfig string      `json:"kubeconfig"`
+	Context    string      `json:"context"`
+	Flux       FluxPorts   `json:"flux,omitempty"`
+	ArgoCD     ArgoCDPorts `json:"argocd,omitzero"`
+	Operator   OpState     `json:"operator,omitempty"`
 }
 
 // FluxPorts are the loopback ports of a cluster's Flux controllers.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -93,6 +94,8 @@ func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Actio
 		}},
 		{What: "Starting Git server", Run: func() error { return tb.upGit(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonGit)},
 		{What: "Installing Flux", Run: func() error { return tb.upFlux(ctx) }, Skip: !top.HasAddon(topology.AddonFlux)},
+		{What: "Installing Argo CD (an application-controller, repo-server and Redis per cluster, each delivering to its own cluster)",
+			Run: func() error { return tb.upArgoCD(ctx) }, Skip: !top.HasAddon(topology.AddonArgoCD)},
 		{What: "Starting operators", Run: func() error { return tb.upOperators(ctx) }, Skip: !top.HasAddon(topology.AddonOperator)},
 		{What: fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
 			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration),
@@ -120,6 +123,12 @@ func (tb *Testbed) preflight(ctx context.Context) error {
 	groups := slices.Clone(reg.ToolGroups)
 	if top.HasAddon(topology.AddonFlux) {
 		groups = append(groups, "flux")
+	}
+	if top.HasAddon(topology.AddonArgoCD) {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			return errNoRedis
+		}
+		groups = append(groups, "argocd")
 	}
 	if len(groups) > 0 {
 		if err := tb.resolveTools(ctx, groups...); err != nil {

@@ -150,7 +150,15 @@ const CiliumChartPath = "install/kubernetes/cilium"
 // proxy on first use), so that installing Cilium needs neither the cilium CLI nor a chart
 // repository.
 func (tc *Toolchain) CiliumChart(ctx context.Context) (string, error) {
-	return tc.moduleTree(ctx, "cilium-chart", "github.com/cilium/cilium", CiliumVersion, CiliumChartPath)
+	return tc.moduleTree(ctx, "cilium-chart", "github.com/cilium/cilium", CiliumVersion, CiliumChartPath, nil)
+}
+
+// ArgoCDCRDs returns a directory holding Argo CD's CRDs at the pinned ArgoCDVersion
+// (manifests/crds of its module source, with the kustomization.yaml that lists them),
+// downloaded through the Go module proxy on first use, with the Go toolchain its go.mod needs.
+func (tc *Toolchain) ArgoCDCRDs(ctx context.Context) (string, error) {
+	return tc.moduleTree(ctx, "argocd-crds", "github.com/argoproj/argo-cd/v3", ArgoCDVersion, "manifests/crds",
+		[]string{"GOTOOLCHAIN=" + ArgoCDGoToolchain})
 }
 
 // CiliumChart returns the pinned Cilium Helm chart from the default cache.
@@ -164,7 +172,7 @@ func CiliumChart(ctx context.Context) (string, error) {
 
 // moduleTree copies the directory sub of module@version into the cache, once, and returns the
 // copy. The copy is made in a temporary directory and renamed, so a reader never sees half of it.
-func (tc *Toolchain) moduleTree(ctx context.Context, name, module, version, sub string) (string, error) {
+func (tc *Toolchain) moduleTree(ctx context.Context, name, module, version, sub string, env []string) (string, error) {
 	dir := filepath.Join(tc.dir, name, version)
 	if _, err := os.Stat(dir); err == nil {
 		return dir, nil
@@ -178,7 +186,7 @@ func (tc *Toolchain) moduleTree(ctx context.Context, name, module, version, sub 
 		return dir, nil
 	}
 	var stderr strings.Builder
-	out, err := runGo(ctx, tc.dir, nil, &stderr, "mod", "download", "-json", module+"@"+version)
+	out, err := runGo(ctx, tc.dir, env, &stderr, "mod", "download", "-json", module+"@"+version)
 	var m struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Error != "" || m.Dir == "" {
 		return "", fmt.Errorf("%s: go mod download %s@%s: %v %s\n%s(is the Go module proxy GOPROXY=%s reachable?)",

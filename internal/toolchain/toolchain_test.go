@@ -433,8 +433,8 @@ func TestExpand(t *testing.T) {
 		{names: []string{"kwokctl", "envtest", "etcd"}, want: "kwokctl etcd kube-apiserver"},
 		{names: []string{"flux", "tofu"}, want: "source-controller kustomize-controller tofu"},
 		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns crictl"},
-		{names: []string{"argocd"}, want: "argocd"},
-		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
+		{names: []string{"argocd"}, want: "argocd kustomize"},
+		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kustomize kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
 		{names: []string{"helm"}, wantErr: true},
 	}
 	for _, tt := range tests {

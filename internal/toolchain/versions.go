@@ -49,6 +49,10 @@ const (
 	// ArgoCDGoToolchain is the Go toolchain Argo CD's go.mod needs (Go 1.27); the go command
 	// takes it from the module proxy for this build only. Polykube itself stays on its Go.
 	ArgoCDGoToolchain = "go1.27.3"
+	// KustomizeVersion is the kustomize CLI Argo CD's repo-server runs for a kustomization
+	// (Argo CD's image carries one; off-cluster it is looked up in PATH), built from
+	// sigs.k8s.io/kustomize/kustomize/v5; the release whose API (v0.21) Polykube links.
+	KustomizeVersion = "v5.8.1"
 )
 
 // Tool names.
@@ -84,6 +88,8 @@ const (
 	CiliumSysctlfix       = "cilium-sysctlfix"
 	// ArgoCD is Argo CD's multi-call binary.
 	ArgoCD = "argocd"
+	// Kustomize is the kustomize CLI, for Argo CD's repo-server.
+	Kustomize = "kustomize"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -97,9 +103,9 @@ var groups = []group{
 	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl}},
 	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
-	{"argocd", []string{ArgoCD}},
+	{"argocd", []string{ArgoCD, Kustomize}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, ArgoCD, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
+		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
@@ -261,6 +267,22 @@ func pinnedTools() []*Tool {
 			sums: func(goos, goarch string) (string, string) {
 				return fmt.Sprintf("https://github.com/argoproj/argo-cd/releases/download/%s/cli_checksums.txt", ArgoCDVersion),
 					fmt.Sprintf("argocd-%s-%s", goos, goarch)
+			},
+		},
+		{
+			Name: Kustomize, Version: KustomizeVersion,
+			Module: "sigs.k8s.io/kustomize/kustomize/v5", Package: "sigs.k8s.io/kustomize/kustomize/v5",
+			// Built as a dependency its own version reads "(devel)": take it from the build
+			// information instead.
+			probeArgs: []string{"version"}, versionModule: "sigs.k8s.io/kustomize/kustomize/v5",
+			url: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/kubernetes-sigs/kustomize/releases/download/kustomize%%2F%s/kustomize_%s_%s_%s.tar.gz",
+					KustomizeVersion, KustomizeVersion, goos, goarch), "kustomize"
+			},
+			// kustomize's releases carry checksums.txt, a list of every archive.
+			sums: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/kubernetes-sigs/kustomize/releases/download/kustomize%%2F%s/checksums.txt", KustomizeVersion),
+					fmt.Sprintf("kustomize_%s_%s_%s.tar.gz", KustomizeVersion, goos, goarch)
 			},
 		},
 		{

@@ -35,8 +35,11 @@ const (
 
 // Add-ons, in the order they are installed.
 const (
-	AddonGit      = "git"
-	AddonFlux     = "flux"
+	AddonGit  = "git"
+	AddonFlux = "flux"
+	// AddonArgoCD delivers Git with Argo CD instead of Flux (Topology.Delivery argocd): an
+	// Argo CD per cluster delivering to that cluster only.
+	AddonArgoCD   = "argocd"
 	AddonOperator = "operator"
 	// AddonMeshMirror copies the EndpointSlices of global Services between the clusters as
 	// Cilium's endpoint-slice synchronisation would (package testbed/meshmirror): kwok has no
@@ -57,14 +60,25 @@ const (
 	ImagesLocal    = "local"
 )
 
-// Addons lists the add-ons installed by default, in install order.
+// The delivery systems (Topology.Delivery): what applies the Git repository in each cluster.
+const (
+	DeliveryFlux   = "flux"
+	DeliveryArgoCD = "argocd"
+)
+
+// Addons lists the add-ons installed by default with Flux delivery, in install order; with
+// Argo CD delivery argocd stands in for flux.
 var Addons = []string{AddonGit, AddonFlux, AddonOperator}
 
 // OptionalAddons are the add-ons a topology may add to those, installed after them.
 var OptionalAddons = []string{AddonMeshMirror}
 
-// addonRequires says which add-on needs which other one first.
-var addonRequires = map[string]string{AddonFlux: AddonGit, AddonOperator: AddonFlux}
+// deliveryAddon is the add-on of each delivery system.
+var deliveryAddon = map[string]string{DeliveryFlux: AddonFlux, DeliveryArgoCD: AddonArgoCD}
+
+// addonRequires says which add-on needs which other one first; "delivery" is the add-on of
+// the topology's delivery system.
+var addonRequires = map[string]string{AddonFlux: AddonGit, AddonArgoCD: AddonGit, AddonOperator: "delivery"}
 
 // CloudProviders are the values of ClusterMember spec.provider.
 var CloudProviders = []string{"aws", "gcp", "azure", "onprem", "kind", "k0s", "kwok", "other"}
@@ -92,7 +106,13 @@ type Topology struct {
 	// as in production). Unset means the provider's own: host for kwok and existing, cluster
 	// for kind and k0s. Existing clusters take either.
 	AddonPlacement string `json:"addonPlacement,omitempty"`
-	// Flux configures the Flux add-on.
+	// Delivery is what applies the Git repository in each cluster: "flux" (the default:
+	// source- and kustomize-controller per cluster) or "argocd" (an Argo CD application-
+	// controller and repo-server per cluster, each delivering to its own cluster only). Its
+	// add-on (flux or argocd) takes the same place in Addons.
+	Delivery string `json:"delivery,omitempty"`
+	// Flux configures the Flux add-on; with Argo CD delivery, Interval is how often Argo CD
+	// looks at Git (its --app-resync).
 	Flux FluxOptions `json:"flux,omitempty"`
 	// MeshMirror configures the mesh-mirror add-on.
 	MeshMirror MeshMirrorOptions `json:"meshMirror,omitzero"`
@@ -225,8 +245,14 @@ func (t *Topology) SetDefaults() {
 	if t.Provider == "" {
 		t.Provider = ProviderKwok
 	}
+	if t.Delivery == "" {
+		t.Delivery = DeliveryFlux
+	}
 	if t.Addons == nil {
 		t.Addons = slices.Clone(Addons)
+		if a := deliveryAddon[t.Delivery]; a != "" {
+			t.Addons[slices.Index(t.Addons, AddonFlux)] = a
+		}
 	}
 	if t.Flux.Interval.Duration == 0 {
 		t.Flux.Interval.Duration = 10 * time.Second
@@ -248,6 +274,12 @@ func (t *Topology) SetDefaults() {
 		}
 	}
 }
+
+// DeliveryAddon is the add-on of the topology's delivery system (flux or argocd).
+func (t *Topology) DeliveryAddon() string { return deliveryAddon[t.Delivery] }
+
+// HasDelivery reports whether the topology installs its delivery add-on.
+func (t *Topology) HasDelivery() bool { return t.HasAddon(t.DeliveryAddon()) }
 
 // HasAddon reports whether the topology installs the add-on.
 func (t *Topology) HasAddon(name string) bool { return slices.Contains(t.Addons, name) }
@@ -302,16 +334,29 @@ func (t *Topology) Validate() error {
 		add("images: %q is not an image source; use %s or %s", t.Images, ImagesUpstream, ImagesLocal)
 	}
 
+	delivery := deliveryAddon[t.Delivery]
+	if delivery == "" {
+		add("delivery: %q is not a delivery system; use %s or %s", t.Delivery, DeliveryFlux, DeliveryArgoCD)
+	}
+	if t.Delivery == DeliveryArgoCD && (t.AddonPlacement == PlacementCluster || (t.Provider != ProviderKwok && t.Provider != ProviderExisting)) {
+		add("delivery: argocd runs only as host processes beside kwok or existing clusters (the hermetic tier); use delivery flux with provider %s", t.Provider)
+	}
 	seen := map[string]bool{}
-	known := append(slices.Clone(Addons), OptionalAddons...)
+	known := append([]string{AddonGit, AddonFlux, AddonArgoCD, AddonOperator}, OptionalAddons...)
 	for _, a := range t.Addons {
+		req := addonRequires[a]
+		if req == "delivery" {
+			req = delivery
+		}
 		switch {
 		case !slices.Contains(known, a):
 			add("addons: unknown add-on %q; use %s", a, strings.Join(known, ", "))
 		case seen[a]:
 			add("addons: %q is listed twice", a)
-		case addonRequires[a] != "" && !slices.Contains(t.Addons, addonRequires[a]):
-			add("addons: %q needs %q", a, addonRequires[a])
+		case delivery != "" && (a == AddonFlux || a == AddonArgoCD) && a != delivery:
+			add("addons: %q is not the delivery of this topology (delivery: %s); list %q instead, or set delivery: %s", a, t.Delivery, delivery, a)
+		case req != "" && !slices.Contains(t.Addons, req):
+			add("addons: %q needs %q", a, req)
 		}
 		seen[a] = true
 	}

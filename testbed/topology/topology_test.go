@@ -68,6 +68,12 @@ func TestParse_Errors(t *testing.T) {
 			[]string{"flux.interval: 500ms is too short", "flux.applyInterval: -1s is too short"}},
 		{"mesh mirror too fast", header + "addons: [git, flux, operator, mesh-mirror]\nmeshMirror: {interval: 10ms}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{"meshMirror.interval: 10ms is too short"}},
+		{"unknown delivery", header + "delivery: fleet\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`delivery: "fleet" is not a delivery system; use flux or argocd`}},
+		{"flux add-on with Argo CD delivery", header + "delivery: argocd\naddons: [git, flux, operator]\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`addons: "flux" is not the delivery of this topology (delivery: argocd); list "argocd" instead`, `"operator" needs "argocd"`}},
+		{"Argo CD on the datapath tier", header + "provider: kind\ndelivery: argocd\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{"delivery: argocd runs only as host processes beside kwok or existing clusters"}},
 		{"too many nodes for the CIDR", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/23], fakeNodes: 3}]",
 			[]string{"3 nodes need 3 /24 node CIDRs"}},
 	}
@@ -96,6 +102,17 @@ func TestParse_DefaultsAndWaits(t *testing.T) {
 	g.Expect(top.Wait(WaitClusterReady)).To(gomega.Equal(DefaultWaits[WaitClusterReady]))
 	g.Expect(top.HasAddon(AddonMeshMirror)).To(gomega.BeFalse(), "the mesh mirror is not a default add-on")
 	g.Expect(top.MeshMirror).To(gomega.BeZero(), "no mesh-mirror settings without the add-on")
+	g.Expect(top.Delivery).To(gomega.Equal(DeliveryFlux))
+	g.Expect(top.HasDelivery()).To(gomega.BeTrue())
+}
+
+func TestParse_ArgoCDDeliveryTakesFluxsPlace(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top, err := Parse([]byte(header + "delivery: argocd\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.Addons).To(gomega.Equal([]string{AddonGit, AddonArgoCD, AddonOperator}))
+	g.Expect(top.DeliveryAddon()).To(gomega.Equal(AddonArgoCD))
+	g.Expect(top.HasAddon(AddonFlux)).To(gomega.BeFalse())
 }
 
 func TestParse_MeshMirrorDefaults(t *testing.T) {

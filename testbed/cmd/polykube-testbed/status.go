@@ -73,10 +73,21 @@ func printReport(w io.Writer, r *testbed.Report) {
 		fmt.Fprintf(w, "Mesh mirror: %s\n", mark(r.MeshMirror))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nCLUSTER\tAPI SERVER\tFLUX\tOPERATOR")
+	// The delivery column is Flux's, or Argo CD's when the run delivers with it.
+	delivery := "FLUX"
+	for _, c := range r.Clusters {
+		if c.ArgoCD != nil {
+			delivery = "ARGO CD"
+		}
+	}
+	fmt.Fprintf(tw, "\nCLUSTER\tAPI SERVER\t%s\tOPERATOR\n", delivery)
 	for _, c := range r.Clusters {
 		api := c.APIServer
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, mark(&api), mark(c.Flux), mark(c.Operator))
+		d := c.Flux
+		if c.ArgoCD != nil {
+			d = c.ArgoCD
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, mark(&api), mark(d), mark(c.Operator))
 	}
 	tw.Flush()
 }

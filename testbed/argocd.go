@@ -1,0 +1,454 @@
+package testbed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/ports"
+	"github.com/polykube/polykube/testbed/proc"
+	"github.com/polykube/polykube/testbed/topology"
+	"github.com/polykube/polykube/testbed/wait"
+)
+
+// Argo CD delivery (Topology.Delivery argocd) is shape (b) of issue 37: every cluster runs an
+// Argo CD of its own (application-controller, repo-server and a Redis, as processes beside the
+// cluster, like Flux's) that holds that cluster's credentials only and delivers to it alone,
+// through its in-cluster destination. Two Applications stand where Flux's two Kustomizations
+// stand: polykube-operator (operator/) and polykube (clusters/<name>/).
+const (
+	ArgoCDNamespace = "argocd"
+	// ArgoCDOperatorApp applies the operator base; ArgoCDClusterApp the cluster's entry point.
+	ArgoCDOperatorApp = "polykube-operator"
+	ArgoCDClusterApp  = "polykube"
+	// ArgoCDInCluster is Argo CD's name for the cluster it runs in.
+	ArgoCDInCluster = "https://kubernetes.default.svc"
+	// ArgoCDHealthChecks is the argocd-cm fragment, in the checkout, with the health checks
+	// Polykube ships for its kinds; the test bed loads it into every Argo CD it runs.
+	ArgoCDHealthChecks = "gitops/argocd/health-checks.yaml"
+)
+
+// ApplicationGVK is Argo CD's Application; the test bed handles it unstructured, so as not to
+// link Argo CD (a module that needs a newer Go than Polykube's).
+var ApplicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
+
+// ArgoCDPorts are the loopback ports of a cluster's Argo CD processes.
+type ArgoCDPorts struct {
+	Redis, RepoServer, RepoServerMetrics, ControllerMetrics int
+}
+
+func redisProc(cluster string) string      { return cluster + "-argocd-redis" }
+func repoServerProc(cluster string) string { return cluster + "-argocd-repo-server" }
+func appControllerProc(cluster string) string {
+	return cluster + "-argocd-application-controller"
+}
+
+// upArgoCD installs Argo CD in every cluster: its CRDs, settings and project, the processes,
+// then the two Applications; it returns when every cluster synced the seeded revision.
+func (tb *Testbed) upArgoCD(ctx context.Context) error {
+	tc, err := tb.toolchain()
+	if err != nil {
+		return err
+	}
+	crdDir, err := tc.ArgoCDCRDs(ctx)
+	if err != nil {
+		return err
+	}
+	src, err := tb.sourceDir()
+	if err != nil {
+		return err
+	}
+	health, err := LoadArgoCDHealthChecks(filepath.Join(src, ArgoCDHealthChecks))
+	if err != nil {
+		return err
+	}
+	return tb.forEachCluster(func(c topology.Cluster) error {
+		cl, err := tb.Client(c.Name)
+		if err != nil {
+			return err
+		}
+		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+			return err
+		}
+		if err := applyArgoCDSettings(ctx, cl, health); err != nil {
+			return err
+		}
+		if err := tb.startArgoCD(ctx, c.Name); err != nil {
+			return err
+		}
+		if err := tb.applyApplications(ctx, cl, c.Name); err != nil {
+			return err
+		}
+		return tb.waitSynced(ctx, cl, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))
+	})
+}
+
+// LoadArgoCDHealthChecks reads the data of the argocd-cm fragment that ships Polykube's health
+// checks (resource.customizations.health.<group>_<kind>: a Lua script each).
+func LoadArgoCDHealthChecks(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read Polykube's Argo CD health checks: %w", err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict(data, &cm); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if cm.Name != "argocd-cm" || len(cm.Data) == 0 {
+		return nil, fmt.Errorf("%s: want the ConfigMap argocd-cm with health checks in its data, got %q with %d keys", path, cm.Name, len(cm.Data))
+	}
+	return cm.Data, nil
+}
+
+// applyArgoCDSettings creates the namespace, argocd-cm (with the health checks),
+// argocd-secret and the default AppProject, which Argo CD's API server would create and
+// which the test bed does not run.
+func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[string]string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ArgoCDNamespace}}
+	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ArgoCDNamespace, err)
+	}
+	labels := map[string]string{"app.kubernetes.io/part-of": "argocd"}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ArgoCDNamespace, Labels: labels},
+		Data:       map[string]string{},
+	}
+	for k, v := range health {
+		cm.Data[k] = v
+	}
+	if err := cl.Patch(ctx, cm, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", ArgoCDNamespace, err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: ArgoCDNamespace, Labels: labels},
+		Data: map[string][]byte{"server.secretkey": []byte(base64.StdEncoding.EncodeToString(key))}}
+	if err := cl.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Secret %s/argocd-secret: %w", ArgoCDNamespace, err)
+	}
+	project := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+		"metadata": map[string]any{"name": "default", "namespace": ArgoCDNamespace},
+		"spec": map[string]any{
+			"sourceRepos":              []any{"*"},
+			"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
+		},
+	}}
+	if err := cl.Patch(ctx, project, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply AppProject %s/default: %w", ArgoCDNamespace, err)
+	}
+	return nil
+}
+
+// startArgoCD starts the cluster's Redis, repo-server and application-controller (those not
+// running), with ports recorded on first start so that a restart reuses them.
+func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
+	tb.mu.Lock()
+	cs := tb.state.Clusters[cluster]
+	tb.mu.Unlock()
+	if cs == nil {
+		return fmt.Errorf("cluster %s is not up", cluster)
+	}
+	if cs.ArgoCD.Redis == 0 {
+		p, err := ports.Free(4)
+		if err != nil {
+			return err
+		}
+		tb.mu.Lock()
+		cs.ArgoCD = ArgoCDPorts{p[0], p[1], p[2], p[3]}
+		tb.mu.Unlock()
+		if err := tb.saveState(); err != nil {
+			return err
+		}
+	}
+	redis, err := exec.LookPath("redis-server")
+	if err != nil {
+		return errNoRedis
+	}
+	bins, err := tb.argoCDBinaries(cluster)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(tb.dir, "argocd", cluster)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	redisAddr := fmt.Sprintf("127.0.0.1:%d", cs.ArgoCD.Redis)
+	if err := tb.startProc(ctx, proc.Spec{
+		Name: redisProc(cluster), Path: redis, Dir: dir,
+		Args: []string{"--bind", "127.0.0.1", "--port", fmt.Sprint(cs.ArgoCD.Redis), "--save", "", "--appendonly", "no", "--dir", dir},
+	}); err != nil {
+		return err
+	}
+	if err := wait.For(ctx, tb.wait(topology.WaitProcess), redisProc(cluster)+" to accept connections on "+redisAddr, func(ctx context.Context) error {
+		if _, ok := tb.procs.Running(redisProc(cluster)); !ok {
+			return wait.Stop(fmt.Errorf("%s exited; see its log %s", redisProc(cluster), tb.procs.LogPath(redisProc(cluster))))
+		}
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", redisAddr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	interval := fmt.Sprint(int(tb.state.Topology.Flux.Interval.Seconds()))
+	// Argo CD reads its namespace from the kubeconfig's context or --namespace; kustomize is
+	// looked up in PATH; the repo-server keeps its clones under TMPDIR (one per cluster).
+	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "PATH=" + bins.path, "TMPDIR=" + tmp, "ARGOCD_GPG_ENABLED=false"}
+	if err := tb.startProc(ctx, proc.Spec{
+		Name: repoServerProc(cluster), Path: bins.repoServer, Env: env, Dir: dir,
+		Args: []string{
+			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cs.ArgoCD.RepoServer),
+			"--metrics-address=127.0.0.1", fmt.Sprintf("--metrics-port=%d", cs.ArgoCD.RepoServerMetrics),
+			"--disable-tls", "--client-ca-path=", "--redis=" + redisAddr,
+			// The branch's head is cached this long; Fetch asks for a fresh look anyway.
+			"--revision-cache-expiration=" + interval + "s",
+			"--logformat=text",
+		},
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.ArgoCD.RepoServerMetrics),
+	}); err != nil {
+		return err
+	}
+	return tb.startProc(ctx, proc.Spec{
+		Name: appControllerProc(cluster), Path: bins.controller, Env: env, Dir: dir,
+		Args: []string{
+			"--namespace=" + ArgoCDNamespace,
+			fmt.Sprintf("--repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
+			fmt.Sprintf("--metrics-port=%d", cs.ArgoCD.ControllerMetrics),
+			"--redis=" + redisAddr,
+			"--app-resync=" + interval,
+			// Argo CD 3 keeps each resource's health in Redis only; the Application's status
+			// should show it (status.resources[].health), as users read it.
+			"--persist-resource-health=true",
+			"--logformat=text",
+		},
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.ArgoCD.ControllerMetrics),
+	})
+}
+
+var errNoRedis = errors.New("delivery argocd runs a Redis per cluster, and redis-server is not in PATH: install it (Debian: apt-get install -y --no-install-recommends redis-server)")
+
+type argoCDBins struct{ repoServer, controller, path string }
+
+// argoCDBinaries links Argo CD's one binary under the names it dispatches on (argv[0]), and
+// returns a PATH that holds the pinned kustomize first.
+func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
+	argocd, err := tb.binary(toolchain.ArgoCD)
+	if err != nil {
+		return argoCDBins{}, err
+	}
+	kustomize, err := tb.binary(toolchain.Kustomize)
+	if err != nil {
+		return argoCDBins{}, err
+	}
+	dir := filepath.Join(tb.dir, "argocd", "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return argoCDBins{}, err
+	}
+	link := func(target, name string) (string, error) {
+		p := filepath.Join(dir, name)
+		if cur, err := os.Readlink(p); err == nil && cur == target {
+			return p, nil
+		}
+		_ = os.Remove(p)
+		return p, os.Symlink(target, p)
+	}
+	var b argoCDBins
+	if b.repoServer, err = link(argocd, "argocd-repo-server"); err != nil {
+		return b, err
+	}
+	if b.controller, err = link(argocd, "argocd-application-controller"); err != nil {
+		return b, err
+	}
+	if _, err = link(kustomize, "kustomize"); err != nil {
+		return b, err
+	}
+	b.path = dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	return b, nil
+}
+
+// Applications returns the cluster's two Applications: the operator base, with the cluster's
+// name passed to the operator by a Kustomize patch of the source (Argo CD has no Flux
+// post-build substitution: the patch appends --cluster-name, and the last flag wins, as in
+// examples/argocd), and the cluster's entry point. Both sync automatically with prune and
+// self-heal, server-side (the CRDs are large), retrying while the roster waits for the CRDs
+// the other one brings.
+func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*unstructured.Unstructured {
+	app := func(name, path string, kustomize map[string]any) *unstructured.Unstructured {
+		source := map[string]any{"repoURL": gitURL, "targetRevision": gitrepo.Branch, "path": path}
+		if kustomize != nil {
+			source["kustomize"] = kustomize
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": name, "namespace": ArgoCDNamespace},
+			"spec": map[string]any{
+				"project":     "default",
+				"source":      source,
+				"destination": map[string]any{"server": ArgoCDInCluster},
+				"syncPolicy": map[string]any{
+					"automated":   map[string]any{"prune": true, "selfHeal": true},
+					"syncOptions": []any{"ServerSideApply=true"},
+					"retry": map[string]any{"limit": int64(20),
+						"backoff": map[string]any{"duration": "2s", "factor": int64(2), "maxDuration": "10s"}},
+				},
+			},
+		}}
+	}
+	var apps []*unstructured.Unstructured
+	if operator.Name != "" {
+		apps = append(apps, app(ArgoCDOperatorApp, gitrepo.OperatorDir, map[string]any{
+			"patches": []any{map[string]any{
+				"target": map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "name": operator.Name, "namespace": operator.Namespace},
+				"patch":  "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --cluster-name=" + cluster + "\n",
+			}},
+		}))
+	}
+	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
+}
+
+// applyApplications creates or updates the cluster's Applications.
+func (tb *Testbed) applyApplications(ctx context.Context, cl client.Client, cluster string) error {
+	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+		if err := cl.Patch(ctx, a, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply Application %s/%s: %w", ArgoCDNamespace, a.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// refreshArgoCD asks Argo CD in every reachable cluster to look at Git now (the
+// argocd.argoproj.io/refresh annotation, as `argocd app get --refresh` sets it); automated
+// sync then applies a new revision at once.
+func (tb *Testbed) refreshArgoCD(ctx context.Context) {
+	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
+	_ = tb.forEachCluster(func(c topology.Cluster) error {
+		cl, err := tb.Client(c.Name)
+		if err != nil {
+			return err
+		}
+		for _, a := range Applications(tb.GitURL(), c.Name, tb.state.Operator.Deployment) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(ApplicationGVK)
+			u.SetNamespace(ArgoCDNamespace)
+			u.SetName(a.GetName())
+			if err := cl.Patch(ctx, u, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// commitOf turns a revision as the test bed reports it (Flux's main@sha1:<hash>) into the
+// commit Argo CD reports.
+func commitOf(revision string) string {
+	if _, h, ok := strings.Cut(revision, ":"); ok {
+		return h
+	}
+	return revision
+}
+
+// AppSynced says why an Application has not (yet) synced the commit: nil once it is Synced at
+// that commit and its last sync succeeded.
+func AppSynced(app *unstructured.Unstructured, commit string) error {
+	syncStatus, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
+	rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
+	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+	opRev, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
+	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
+	switch {
+	case rev != commit:
+		return fmt.Errorf("Application %s compared %q, not yet %s (sync %s; last operation %s: %s)", app.GetName(), rev, commit, or(syncStatus, "unknown"), or(phase, "none"), msg)
+	case syncStatus != "Synced":
+		return fmt.Errorf("Application %s is %s at %s (last operation %s: %s)", app.GetName(), or(syncStatus, "not compared"), commit, or(phase, "none"), msg)
+	case opRev != commit || phase != "Succeeded":
+		return fmt.Errorf("Application %s: the sync of %s has not succeeded (last operation at %q %s: %s)", app.GetName(), commit, opRev, or(phase, "none"), msg)
+	}
+	return nil
+}
+
+func or(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
+}
+
+// waitSynced waits until every Application of the cluster synced the revision.
+func (tb *Testbed) waitSynced(ctx context.Context, cl client.Client, cluster, revision string, w topology.Wait) error {
+	commit := commitOf(revision)
+	return wait.For(ctx, w, fmt.Sprintf("Argo CD in %s to sync %s", cluster, revision), func(ctx context.Context) error {
+		for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+			app := &unstructured.Unstructured{}
+			app.SetGroupVersionKind(ApplicationGVK)
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: a.GetName()}, app); err != nil {
+				return err
+			}
+			if err := AppSynced(app, commit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// stopArgoCD stops the cluster's Argo CD controllers (the flux fault, when Argo CD delivers);
+// Redis keeps running, as a cache outliving its clients would.
+func (tb *Testbed) stopArgoCD(ctx context.Context, cluster string) error {
+	return errors.Join(
+		tb.procs.Stop(ctx, appControllerProc(cluster), false, tb.wait(topology.WaitProcess)),
+		tb.procs.Stop(ctx, repoServerProc(cluster), false, tb.wait(topology.WaitProcess)))
+}
+
+// argoCDHealth checks the cluster's Argo CD processes and that its Applications synced the
+// revision.
+func (tb *Testbed) argoCDHealth(ctx context.Context, cluster, revision string) error {
+	for _, p := range []string{redisProc(cluster), repoServerProc(cluster), appControllerProc(cluster)} {
+		if _, ok := tb.procs.Running(p); !ok {
+			return fmt.Errorf("%s is not running", p)
+		}
+	}
+	cl, err := tb.Client(cluster)
+	if err != nil {
+		return err
+	}
+	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+		app := &unstructured.Unstructured{}
+		app.SetGroupVersionKind(ApplicationGVK)
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: a.GetName()}, app); err != nil {
+			return err
+		}
+		if revision == "" {
+			continue
+		}
+		if err := AppSynced(app, commitOf(revision)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
