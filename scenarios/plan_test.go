@@ -8,31 +8,38 @@ import (
 )
 
 func TestPlanRun(t *testing.T) {
+	const (
+		argoOnly = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
+		fluxOnly = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
+	)
 	pickles := []harness.Pickle{
 		{Name: "h", Tags: []string{"@hermetic"}},
 		{Name: "s", Tags: []string{"@hermetic", "@slow"}},
 		{Name: "w", Tags: []string{"@hermetic", "@wip"}, WIPReason: "testbed"},
 		{Name: "d", Tags: []string{"@datapath"}},
 		{Name: "m", Tags: []string{"@hermetic", "@slow", "@mesh-mirror"}},
+		{Name: "a", Tags: []string{"@hermetic", "@argocd"}},
 	}
 	tests := []struct {
-		tags, provider string
-		caps           []string
-		wantTags       string
-		wantRun        int
-		wantNotRun     []string
-		wantAddons     []string
+		tags, provider, delivery string
+		caps                     []string
+		wantTags                 string
+		wantRun                  int
+		wantNotRun               []string
+		wantAddons               []string
 	}{
-		{"", "kwok", nil, "~@datapath && ~@wip", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, []string{"mesh-mirror"}},
-		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, nil},
-		{"@wip", "kwok", nil, "@wip && ~@datapath", 1, nil, nil},
-		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@wip", 1, nil, nil},
+		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly}, []string{"mesh-mirror"}},
+		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly}, nil},
+		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@wip", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
-		{"@hermetic", "kind", []string{harness.CapabilityDatapath}, "@hermetic && ~@wip", 3, []string{"@wip (testbed)"}, nil},
-		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip", 0, nil, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@wip", 3, []string{"@wip (testbed)", argoOnly}, nil},
+		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip", 0, nil, nil},
+		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
+		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
 	}
 	for _, tt := range tests {
-		p := planRun(pickles, tt.tags, tt.provider, tt.caps)
+		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps)
 		if p.tags != tt.wantTags || p.toRun != tt.wantRun || len(p.notRun) != len(tt.wantNotRun) || !slices.Equal(p.addons, tt.wantAddons) {
 			t.Errorf("planRun(%q, %s) = tags %q, %d to run, not run %v, add-ons %v; want %q, %d, %v, %v", tt.tags, tt.provider, p.tags, p.toRun, p.notRun, p.addons, tt.wantTags, tt.wantRun, tt.wantNotRun, tt.wantAddons)
 			continue

@@ -62,7 +62,7 @@ func TestFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := planRun(pickles, opts.Tags, top.Provider, harness.ProviderCapabilities(top.Provider))
+	plan := planRun(pickles, opts.Tags, top.Provider, top.Delivery, harness.ProviderCapabilities(top.Provider))
 	if err := withAddons(top, plan.addons); err != nil {
 		t.Fatal(err)
 	}
@@ -274,10 +274,18 @@ type notRun struct {
 // on one with it Cilium's own endpoint-slice synchronisation mirrors (testbed/datapath enables
 // it), so they run with no add-on. Everything it leaves out that the user's expression
 // selected is reported, never dropped.
-func planRun(pickles []harness.Pickle, userTags, provider string, caps []string) runPlan {
+func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
+	// The @argocd scenarios run on a federation that delivers with Argo CD, and only they do:
+	// the rest are Flux's, whose run covers them (make test runs both).
+	argoCD := delivery == topology.DeliveryArgoCD
+	if argoCD {
+		plan.tags = harness.And(plan.tags, "@argocd")
+	} else {
+		plan.tags = harness.AndNot(plan.tags, "@argocd")
+	}
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
 	}
@@ -289,6 +297,10 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 			continue
 		}
 		switch {
+		case argoCD && !p.HasTag("@argocd"):
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"})
+		case !argoCD && p.HasTag("@argocd"):
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"})
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
 		case p.HasTag("@wip") && !wantsWIP:

@@ -49,8 +49,8 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
-	kwok := planRun(pickles, "", topology.ProviderKwok, harness.ProviderCapabilities(topology.ProviderKwok))
-	kind := planRun(pickles, "", topology.ProviderKind, harness.ProviderCapabilities(topology.ProviderKind))
+	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok))
+	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind))
 	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
 	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror), "features/capacity-failover.feature needs the mesh mirror on kwok")

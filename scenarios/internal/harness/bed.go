@@ -82,7 +82,9 @@ func (f *bedFederation) OperatorConfig(cluster string) (*rest.Config, error) {
 
 // Git commits through the bed, which then asks every reachable cluster's Flux to fetch now
 // rather than at its interval. A cluster that is down is skipped: its Flux catches up.
-func (f *bedFederation) Git() Git { return fluxGit{commit: f.bed.Commit, client: f.clients.Admin} }
+func (f *bedFederation) Git() Git {
+	return deliveryGit(f.bed.Topology(), fluxGit{commit: f.bed.Commit, client: f.clients.Admin})
+}
 
 // Faults are the bed's: Stop and Start of one vocabulary (testbed.Fault), and the optional
 // abilities it has (testbed.OperatorImpersonation).

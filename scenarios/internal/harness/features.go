@@ -155,6 +155,19 @@ func MatchTags(expr string, tags []string) bool {
 	return false
 }
 
+// And narrows a tag expression to the scenarios that also carry tag: each alternative gets
+// "&& tag".
+func And(expr, tag string) string {
+	if strings.TrimSpace(expr) == "" {
+		return tag
+	}
+	alts := strings.Split(expr, ",")
+	for i, a := range alts {
+		alts[i] = strings.TrimSpace(a) + " && " + tag
+	}
+	return strings.Join(alts, ",")
+}
+
 // AndNot narrows a tag expression so that it also excludes tag: each alternative gets
 // "&& ~tag".
 func AndNot(expr, tag string) string {
