@@ -15,7 +15,7 @@ TESTBED := $(TESTBED_BIN)
 # The hermetic provider is the default; PROVIDER=kind selects the datapath tier.
 PROVIDER ?= kwok
 # Tool groups `make test` needs; the first run builds them from Go module source (minutes).
-TEST_TOOLS ?= envtest kwok flux tofu
+TEST_TOOLS ?= envtest kwok flux tofu argocd
 # Tool groups `make demo` needs per provider: a kwok federation with Flux (kind brings its own).
 DEMO_TOOLS_kwok := kwok flux
 DEMO_TOOLS ?= $(DEMO_TOOLS_$(PROVIDER))
@@ -97,11 +97,19 @@ testbed-bin: ## Compile polykube-testbed into bin/ (says so on a first run; incr
 ##@ Developing
 
 .PHONY: test
-test: tools ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests.
+# The feature suite runs twice: on the default federation (Flux delivers) inside ./..., then only
+# its @argocd scenarios on scenarios/topology-argocd.yaml (an Argo CD per cluster delivers), with
+# their reports under $(ARTIFACTS)/argocd.
+test: tools ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests (Flux and Argo CD delivery).
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
-	  summary="$${ARTIFACTS:-$(CURDIR)/_artifacts}/scenarios/summary.txt" && rm -f "$$summary" && \
+	  artifacts="$${ARTIFACTS:-$(CURDIR)/_artifacts}" && \
+	  summary="$$artifacts/scenarios/summary.txt" && argo="$$artifacts/argocd/scenarios/summary.txt" && \
+	  rm -f "$$summary" "$$argo" && \
 	  status=0 && { $(GO) test $(GO_TEST_FLAGS) ./... || status=$$?; } && \
+	  { ARTIFACTS="$$artifacts/argocd" POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml \
+	    $(GO) test $(GO_TEST_FLAGS) -run '^TestFeatures$$' ./scenarios/ || status=$$?; } && \
 	  if [ -f "$$summary" ]; then echo "--- features (reports beside $$summary):"; cat "$$summary"; fi && \
+	  if [ -f "$$argo" ]; then echo "--- features delivered by Argo CD (reports beside $$argo):"; cat "$$argo"; fi && \
 	  exit $$status
 
 .PHONY: bench

@@ -2,11 +2,13 @@ package examplestest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/testenv"
+	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/gitrepo"
 )
 
 // TestArgoCD_ClusterNameReachesTheOperator renders the ApplicationSet template of
@@ -124,5 +128,27 @@ func TestArgoCD_ClusterNameReachesTheOperator(t *testing.T) {
 			}
 			g.Expect(found).To(BeTrue(), "gitops/operator has a Deployment named polykube-operator for the patch to target")
 		})
+	}
+}
+
+// TestArgoCD_TestBedObjectsAreAccepted dry-runs, strictly, what the test bed gives each Argo CD
+// it runs (delivery argocd): its two Applications and the argocd-cm fragment with Polykube's
+// health checks, shipped in gitops/argocd.
+func TestArgoCD_TestBedObjectsAreAccepted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	apps := testbed.Applications("http://127.0.0.1:8080/polykube.git", "alpha",
+		gitrepo.OperatorObject{Kind: "Deployment", Namespace: "polykube-system", Name: "polykube-operator"})
+	NewWithT(t).Expect(apps).To(HaveLen(2))
+	docs := []doc{}
+	for _, a := range apps {
+		docs = append(docs, doc{Source: "testbed.Applications", Obj: a})
+	}
+	health, err := readDocs(filepath.Join(testenv.RepoRoot(), testbed.ArgoCDHealthChecks))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, d := range append(docs, health...) {
+		if err := dryRun(ctx, d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
 	}
 }
