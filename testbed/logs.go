@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -50,7 +51,10 @@ func (tb *Testbed) CollectLogs(ctx context.Context, dest string) error {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		var errs []error
+		apps := &unstructured.UnstructuredList{}
+		apps.SetGroupVersionKind(ApplicationGVK.GroupVersion().WithKind("ApplicationList"))
 		for file, list := range map[string]client.ObjectList{
+			"applications.yaml":      apps,
 			"events.yaml":            &corev1.EventList{},
 			"nodes.yaml":             &corev1.NodeList{},
 			"pods.yaml":              &corev1.PodList{},
