@@ -28,3 +28,31 @@ Feature: Delivery with Argo CD
       | gamma   | 1        |
     And every cluster computed the same allocation for "web"
     And Argo CD in every cluster reports the Workload "web" Healthy
+
+  Scenario: Deleting the operator's Application with Argo CD's cascade keeps the CRDs, the Workloads and their Deployments
+    Polykube's CRDs and namespace carry argocd.argoproj.io/sync-options: Prune=false,Delete=false.
+    Deleting the Application that delivers them, with the resources finalizer, deletes the
+    operator (its Deployment, RBAC and ServiceAccount) but neither the CRDs, whose deletion
+    would delete every Workload, nor the namespace; nothing that serves traffic goes.
+    Given a Workload "web" with strategy Static, targeting:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 1        |
+      | gamma   | 1        |
+    And I commit the Workload "web" to Git
+    And the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 1        |
+      | gamma   | 1        |
+    When I delete the Application "polykube-operator" in every cluster with Argo CD's foreground cascade
+    Then every cluster still has the Polykube CRDs, the operator's namespace and the Workload "web", and no longer the operator's Deployment
+    And no Deployment of "web" was deleted or duplicated
+    When I create the Application "polykube-operator" again in every cluster
+    Then every cluster has applied the latest Git revision
+    And the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 1        |
+      | gamma   | 1        |
+    And no Deployment of "web" was deleted or duplicated

@@ -10,4 +10,13 @@ func argoCDSteps(r *registry) {
 	r.step(`^Argo CD in every cluster reports the (Workload|ServiceEndpoint|DatastoreBinding) "([^"]*)" (Healthy|Progressing|Degraded)$`, func(ctx context.Context, kind, name, health string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.AwaitArgoCDHealth(ctx, kind, name, health) })
 	})
+	r.step(`^I delete the Application "([^"]*)" in every cluster with Argo CD's foreground cascade$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.DeleteApplicationCascading(ctx, name) })
+	})
+	r.step(`^every cluster still has the Polykube CRDs, the operator's namespace and the Workload "([^"]*)", and no longer the operator's Deployment$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckKeptByArgoCD(ctx, name) })
+	})
+	r.step(`^I create the Application "([^"]*)" again in every cluster$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.RecreateApplication(ctx, name) })
+	})
 }

@@ -282,7 +282,7 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	// the rest are Flux's, whose run covers them (make test runs both).
 	argoCD := delivery == topology.DeliveryArgoCD
 	if argoCD {
-		plan.tags = harness.And(plan.tags, "@argocd")
+		plan.tags = harness.AndTag(plan.tags, "@argocd")
 	} else {
 		plan.tags = harness.AndNot(plan.tags, "@argocd")
 	}

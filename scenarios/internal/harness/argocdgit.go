@@ -7,10 +7,14 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
@@ -23,6 +27,12 @@ import (
 type argoGit struct{ fluxGit }
 
 var refreshAnnotation = "argocd.argoproj.io/refresh"
+
+// The operator's namespace and Deployment, as gitops/operator names them.
+const (
+	operatorNamespace  = "polykube-system"
+	operatorDeployment = "polykube-operator"
+)
 
 func (g argoGit) app(ctx context.Context, cluster string) (*unstructured.Unstructured, error) {
 	c, err := g.client(cluster)
@@ -152,4 +162,148 @@ func deliveryGit(top *topology.Topology, g fluxGit) Git {
 		return argoGit{g}
 	}
 	return g
+}
+
+// DeleteApplicationCascading deletes the named Application in every cluster as
+// `argocd app delete --cascade --propagation-policy foreground` does: with Argo CD's foreground
+// resources finalizer, so that Argo CD deletes every object the Application manages, except
+// those annotated argocd.argoproj.io/sync-options: Delete=false. It returns once the
+// Applications are gone, and keeps them to create again; if the scenario ends first, its
+// teardown creates them again and restarts the operators.
+func (sc *Scenario) DeleteApplicationCascading(ctx context.Context, name string) error {
+	if _, ok := sc.Fed.Git().(argoGit); !ok {
+		return errors.New("this federation does not deliver with Argo CD: run the scenario with a topology of delivery: argocd")
+	}
+	kept := map[string]*unstructured.Unstructured{}
+	err := sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+		app := &unstructured.Unstructured{}
+		app.SetGroupVersionKind(testbed.ApplicationGVK)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
+			return fmt.Errorf("get Application %s: %w", name, err)
+		}
+		kept[cl] = app.DeepCopy()
+		patch := []byte(`{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io/foreground"]}}`)
+		if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return fmt.Errorf("add Argo CD's resources finalizer to Application %s: %w", name, err)
+		}
+		return c.Delete(ctx, app)
+	})
+	sc.OnTeardown("create the Application "+name+" again", func(ctx context.Context) error {
+		if len(sc.deletedApps) == 0 {
+			return nil
+		}
+		return sc.RecreateApplication(ctx, name)
+	})
+	sc.deletedApps = kept
+	if err != nil {
+		return err
+	}
+	return Await(ctx, sc.Config.Wait(WaitConverge), "Argo CD to delete the Application "+name+" and what it manages in every cluster", func(ctx context.Context) error {
+		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+			app := &unstructured.Unstructured{}
+			app.SetGroupVersionKind(testbed.ApplicationGVK)
+			err := c.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app)
+			if err == nil {
+				return fmt.Errorf("the Application %s is still there (finalizers %v)", name, app.GetFinalizers())
+			}
+			return client.IgnoreNotFound(err)
+		})
+	})
+}
+
+// RecreateApplication creates again, in every cluster, the Application the scenario deleted,
+// waits until it synced again, and restarts the operators: the ServiceAccount their tokens
+// belonged to was deleted and created again, so the test bed starts each with a fresh token, as
+// a new pod would get.
+func (sc *Scenario) RecreateApplication(ctx context.Context, name string) error {
+	if len(sc.deletedApps) == 0 {
+		return fmt.Errorf("the scenario deleted no Application %q", name)
+	}
+	err := sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+		old := sc.deletedApps[cl]
+		app := &unstructured.Unstructured{}
+		app.SetGroupVersionKind(testbed.ApplicationGVK)
+		app.SetNamespace(old.GetNamespace())
+		app.SetName(old.GetName())
+		app.Object["spec"] = old.Object["spec"]
+		if err := c.Create(ctx, app); err != nil {
+			return fmt.Errorf("create Application %s again: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sc.deletedApps = nil
+	err = Await(ctx, sc.Config.Wait(WaitDelivery), "Argo CD to sync the Application "+name+" again in every cluster", func(ctx context.Context) error {
+		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+			app := &unstructured.Unstructured{}
+			app.SetGroupVersionKind(testbed.ApplicationGVK)
+			if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
+				return err
+			}
+			rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
+			if rev == "" {
+				return errors.New("the Application has not compared with Git yet")
+			}
+			return testbed.AppSynced(app, rev)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, cl := range sc.Fed.Clusters() {
+		if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cl); err != nil {
+			return fmt.Errorf("stop the operator of %s: %w", cl, err)
+		}
+		if err := sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cl); err != nil {
+			return fmt.Errorf("start the operator of %s with a fresh token: %w", cl, err)
+		}
+	}
+	return nil
+}
+
+// CheckKeptByArgoCD checks, in every cluster, that what Polykube marks Delete=false (its CRDs
+// and its namespace) is there and not being deleted, that the Workload is still there, and that
+// the deletion did cascade: the operator's Deployment, which carries no such mark, is gone.
+func (sc *Scenario) CheckKeptByArgoCD(ctx context.Context, workload string) error {
+	return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+		crds := &apiextensionsv1.CustomResourceDefinitionList{}
+		if err := c.List(ctx, crds); err != nil {
+			return err
+		}
+		var polykube int
+		for _, crd := range crds.Items {
+			if crd.Spec.Group != polykubev1alpha1.GroupVersion.Group {
+				continue
+			}
+			polykube++
+			if crd.DeletionTimestamp != nil {
+				return fmt.Errorf("the CRD %s is being deleted", crd.Name)
+			}
+		}
+		if polykube == 0 {
+			return errors.New("no Polykube CRD is left")
+		}
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: operatorNamespace}, ns); err != nil {
+			return fmt.Errorf("get namespace %s: %w", operatorNamespace, err)
+		}
+		if ns.DeletionTimestamp != nil {
+			return fmt.Errorf("the namespace %s is being deleted", operatorNamespace)
+		}
+		w := &polykubev1alpha1.Workload{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: sc.Namespace, Name: workload}, w); err != nil {
+			return fmt.Errorf("get Workload %s: %w", workload, err)
+		}
+		if w.DeletionTimestamp != nil {
+			return fmt.Errorf("the Workload %s is being deleted", workload)
+		}
+		d := &appsv1.Deployment{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, d)
+		if err == nil {
+			return fmt.Errorf("the operator's Deployment %s/%s is still there: the deletion did not cascade", operatorNamespace, operatorDeployment)
+		}
+		return client.IgnoreNotFound(err)
+	})
 }

@@ -155,9 +155,9 @@ func MatchTags(expr string, tags []string) bool {
 	return false
 }
 
-// And narrows a tag expression to the scenarios that also carry tag: each alternative gets
+// AndTag narrows a tag expression to the scenarios that also carry tag: each alternative gets
 // "&& tag".
-func And(expr, tag string) string {
+func AndTag(expr, tag string) string {
 	if strings.TrimSpace(expr) == "" {
 		return tag
 	}

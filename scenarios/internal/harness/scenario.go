@@ -119,6 +119,9 @@ type Scenario struct {
 	Name string
 	// Namespace is the scenario's own namespace, the same in every cluster.
 	Namespace string
+	// deletedApps are the Argo CD Applications the scenario deleted, per cluster, to create
+	// again.
+	deletedApps map[string]*unstructured.Unstructured
 
 	// Workloads are the specs the scenario built, by name, as last committed or applied.
 	Workloads map[string]*polykubev1alpha1.Workload
