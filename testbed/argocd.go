@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -31,16 +33,17 @@ import (
 
 // Argo CD delivery (Topology.Delivery argocd) is shape (b) of issue 37: every cluster runs an
 // Argo CD of its own (application-controller, repo-server and a Redis, as processes beside the
-// cluster, like Flux's) that holds that cluster's credentials only and delivers to it alone,
-// through its in-cluster destination. Two Applications stand where Flux's two Kustomizations
-// stand: polykube-operator (operator/) and polykube (clusters/<name>/).
+// cluster, like Flux's) that holds that cluster's credentials only and delivers to it alone.
+// In a pod that is Argo CD's in-cluster destination, which takes the pod's ServiceAccount;
+// off-cluster there is none, so the one cluster is registered by a cluster Secret with its
+// address and the credentials Flux would run with, and in-cluster is turned off. Two
+// Applications stand where Flux's two Kustomizations stand: polykube-operator (operator/) and
+// polykube (clusters/<name>/).
 const (
 	ArgoCDNamespace = "argocd"
 	// ArgoCDOperatorApp applies the operator base; ArgoCDClusterApp the cluster's entry point.
 	ArgoCDOperatorApp = "polykube-operator"
 	ArgoCDClusterApp  = "polykube"
-	// ArgoCDInCluster is Argo CD's name for the cluster it runs in.
-	ArgoCDInCluster = "https://kubernetes.default.svc"
 	// ArgoCDHealthChecks is the argocd-cm fragment, in the checkout, with the health checks
 	// Polykube ships for its kinds; the test bed loads it into every Argo CD it runs.
 	ArgoCDHealthChecks = "gitops/argocd/health-checks.yaml"
@@ -72,6 +75,13 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	wrapper, err := tc.ArgoCDGitVerifyWrapper(ctx)
+	if err != nil {
+		return err
+	}
+	if err := tb.installGitVerifyWrapper(wrapper); err != nil {
+		return err
+	}
 	src, err := tb.sourceDir()
 	if err != nil {
 		return err
@@ -89,6 +99,9 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 			return err
 		}
 		if err := applyArgoCDSettings(ctx, cl, health); err != nil {
+			return err
+		}
+		if err := tb.applyClusterSecret(ctx, cl, c.Name); err != nil {
 			return err
 		}
 		if err := tb.startArgoCD(ctx, c.Name); err != nil {
@@ -135,6 +148,9 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 	for k, v := range health {
 		cm.Data[k] = v
 	}
+	// The cluster is registered by its address (applyClusterSecret): nothing may deliver
+	// through a pod's ServiceAccount, which a process beside the cluster does not have.
+	cm.Data["cluster.inClusterEnabled"] = "false"
 	if err := cl.Patch(ctx, cm, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", ArgoCDNamespace, err)
 	}
@@ -252,10 +268,26 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 
 var errNoRedis = errors.New("delivery argocd runs a Redis per cluster, and redis-server is not in PATH: install it (Debian: apt-get install -y --no-install-recommends redis-server)")
 
+// installGitVerifyWrapper puts Argo CD's git-verify-wrapper.sh, executable, in the directory
+// of the Argo CD links, which the repo-server has first in PATH.
+func (tb *Testbed) installGitVerifyWrapper(src string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("read Argo CD's git-verify-wrapper.sh: %w", err)
+	}
+	dir := tb.argoCDBinDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "git-verify-wrapper.sh"), data, 0o755)
+}
+
+func (tb *Testbed) argoCDBinDir() string { return filepath.Join(tb.dir, "argocd", "bin") }
+
 type argoCDBins struct{ repoServer, controller, path string }
 
 // argoCDBinaries links Argo CD's one binary under the names it dispatches on (argv[0]), and
-// returns a PATH that holds the pinned kustomize first.
+// returns a PATH that holds the pinned kustomize and git-verify-wrapper.sh first.
 func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
 	argocd, err := tb.binary(toolchain.ArgoCD)
 	if err != nil {
@@ -265,7 +297,7 @@ func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
 	if err != nil {
 		return argoCDBins{}, err
 	}
-	dir := filepath.Join(tb.dir, "argocd", "bin")
+	dir := tb.argoCDBinDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return argoCDBins{}, err
 	}
@@ -309,7 +341,7 @@ func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*un
 			"spec": map[string]any{
 				"project":     "default",
 				"source":      source,
-				"destination": map[string]any{"server": ArgoCDInCluster},
+				"destination": map[string]any{"name": cluster},
 				"syncPolicy": map[string]any{
 					"automated":   map[string]any{"prune": true, "selfHeal": true},
 					"syncOptions": []any{"ServerSideApply=true"},
@@ -329,6 +361,49 @@ func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*un
 		}))
 	}
 	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
+}
+
+// applyClusterSecret registers the cluster with its own Argo CD, and no other: a cluster
+// Secret named after it, with its API server's address and the credentials of its kubeconfig
+// (client certificates or a token, as Argo CD's cluster config takes them).
+func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, cluster string) error {
+	c, err := tb.Cluster(cluster)
+	if err != nil {
+		return err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return fmt.Errorf("read the TLS files of %s's kubeconfig: %w", cluster, err)
+	}
+	if cfg.ExecProvider != nil || cfg.AuthProvider != nil || (cfg.BearerToken == "" && len(cfg.CertData) == 0) {
+		return fmt.Errorf("cluster %s: delivery argocd registers the cluster with Argo CD by the credentials of its kubeconfig, which must be client certificates or a token (not an exec or auth plugin)", cluster)
+	}
+	type tlsConfig struct {
+		Insecure bool   `json:"insecure,omitempty"`
+		CAData   []byte `json:"caData,omitempty"`
+		CertData []byte `json:"certData,omitempty"`
+		KeyData  []byte `json:"keyData,omitempty"`
+	}
+	config, err := json.Marshal(struct {
+		BearerToken string    `json:"bearerToken,omitempty"`
+		TLS         tlsConfig `json:"tlsClientConfig"`
+	}{cfg.BearerToken, tlsConfig{cfg.Insecure, cfg.CAData, cfg.CertData, cfg.KeyData}})
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: ArgoCDNamespace,
+			Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+		StringData: map[string]string{"name": cluster, "server": cfg.Host, "config": string(config)},
+	}
+	if err := cl.Patch(ctx, secret, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply the cluster Secret %s/%s: %w", ArgoCDNamespace, secret.Name, err)
+	}
+	return nil
 }
 
 // applyApplications creates or updates the cluster's Applications.

@@ -170,6 +170,19 @@ func CiliumChart(ctx context.Context) (string, error) {
 	return tc.CiliumChart(ctx)
 }
 
+// ArgoCDGitVerifyWrapper returns the path of git-verify-wrapper.sh at the pinned ArgoCDVersion
+// (hack/ of its module source, copied into the cache on first use): Argo CD's image puts it in
+// PATH, and the repo-server runs it for every revision it renders (v3.6 still computes the
+// deprecated signature information), failing with "permission denied" when it is missing.
+func (tc *Toolchain) ArgoCDGitVerifyWrapper(ctx context.Context) (string, error) {
+	dir, err := tc.moduleTree(ctx, "argocd-hack", "github.com/argoproj/argo-cd/v3", ArgoCDVersion, "hack",
+		[]string{"GOTOOLCHAIN=" + ArgoCDGoToolchain})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "git-verify-wrapper.sh"), nil
+}
+
 // moduleTree copies the directory sub of module@version into the cache, once, and returns the
 // copy. The copy is made in a temporary directory and renamed, so a reader never sees half of it.
 func (tc *Toolchain) moduleTree(ctx context.Context, name, module, version, sub string, env []string) (string, error) {
