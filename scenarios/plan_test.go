@@ -14,6 +14,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "w", Tags: []string{"@hermetic", "@wip"}, WIPReason: "testbed"},
 		{Name: "d", Tags: []string{"@datapath"}},
 		{Name: "m", Tags: []string{"@hermetic", "@slow", "@mesh-mirror"}},
+		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
 	}
 	tests := []struct {
 		tags, provider string
@@ -23,13 +24,15 @@ func TestPlanRun(t *testing.T) {
 		wantNotRun     []string
 		wantAddons     []string
 	}{
-		{"", "kwok", nil, "~@datapath && ~@wip", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, []string{"mesh-mirror"}},
-		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)"}, nil},
-		{"@wip", "kwok", nil, "@wip && ~@datapath", 1, nil, nil},
-		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@wip", 1, nil, nil},
+		{"", "kwok", nil, "~@datapath && ~@wip && ~@soak", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)", "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"}, []string{"mesh-mirror"}},
+		{"~@slow", "kwok", nil, "~@slow && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"}, nil},
+		{"@wip", "kwok", nil, "@wip && ~@datapath && ~@soak", 1, nil, nil},
+		{"@datapath", "kind", []string{harness.CapabilityDatapath}, "@datapath && ~@wip && ~@soak", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
-		{"@hermetic", "kind", []string{harness.CapabilityDatapath}, "@hermetic && ~@wip", 3, []string{"@wip (testbed)"}, nil},
-		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip", 0, nil, nil},
+		{"@hermetic", "kind", []string{harness.CapabilityDatapath}, "@hermetic && ~@wip && ~@soak", 3, []string{"@wip (testbed)", "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"}, nil},
+		{"@none", "kwok", nil, "@none && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
+		// Asked for, the soak runs (and only it).
+		{"@soak", "kwok", nil, "@soak && ~@datapath && ~@wip", 1, nil, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.caps)

@@ -278,11 +278,15 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
+	wantsSoak := regexp.MustCompile(`(^|[^~])@soak\b`).MatchString(userTags)
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
+	}
+	if !wantsSoak {
+		plan.tags = harness.AndNot(plan.tags, "@soak")
 	}
 	for _, p := range pickles {
 		if !harness.MatchTags(userTags, p.Tags) {
@@ -297,6 +301,8 @@ func planRun(pickles []harness.Pickle, userTags, provider string, caps []string)
 				reason = "no reason given; add a \"# wip: …\" comment above the tag"
 			}
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
+		case p.HasTag("@soak") && !wantsSoak:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
 		default:
 			plan.toRun++
 			for tag, addon := range tagAddons {
