@@ -105,9 +105,11 @@ test: tools ## Run everything that runs here: unit, real-API-server integration,
 	  exit $$status
 
 .PHONY: bench
-bench: tools ## Run the benchmarks and print their figures (not asserted).
+bench: tools ## Run the benchmarks and print their figures beside their goals (not asserted); append them to docs/bench-history.tsv.
+	@mkdir -p $(ARTIFACTS)
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
-	  $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	  $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./... | tee $(ARTIFACTS)/bench.txt
+	@scripts/bench/history.sh $(ARTIFACTS)/bench.txt docs/bench-history.tsv
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code, CRDs and RBAC from the API and operator markers.
