@@ -59,3 +59,10 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestParse_VersionNeedsNoClusterName(t *testing.T) {
+	g := NewWithT(t)
+	p, err := parse("--version")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Version).To(BeTrue())
+}

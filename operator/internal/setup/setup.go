@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/version"
 	"github.com/polykube/polykube/operator/internal/identity"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/operator/reconcilers/federation"
@@ -64,6 +65,17 @@ type Options struct {
 	// IdentityNamespace holds the ConfigMap that pins this cluster's identity (default
 	// polykube-system, the operator's namespace in gitops/operator).
 	IdentityNamespace string
+	// OperatorVersion is reported on this cluster's ClusterMember and in the identity pin;
+	// "" means version.Version (what make release stamped into the binary).
+	OperatorVersion string
+}
+
+// operatorVersion is the version this operator reports about itself.
+func (o Options) operatorVersion() string {
+	if o.OperatorVersion != "" {
+		return o.OperatorVersion
+	}
+	return version.Version
 }
 
 // PinIdentity records on the first start, and checks on every later one, which ClusterMember
@@ -86,7 +98,10 @@ func PinIdentity(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return identity.Pin(ctx, c, "polykube-operator", ns, o.ClusterName)
+	if err := identity.Pin(ctx, c, "polykube-operator", ns, o.ClusterName); err != nil {
+		return err
+	}
+	return identity.RecordVersion(ctx, c, ns, o.operatorVersion())
 }
 
 // Validate says what is wrong with the options and how to fix it.
@@ -201,6 +216,7 @@ func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
 		// Registers the Federation and the ClusterMember controllers.
 		{federation.ControllerName, (&federation.Reconciler{
 			Client: c, Scheme: s, Recorder: rec(federation.ControllerName), ClusterName: opts.ClusterName,
+			OperatorVersion: opts.operatorVersion(),
 		}).SetupWithManager},
 	}
 }
