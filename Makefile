@@ -82,6 +82,16 @@ tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd,
 testbed-bin: ## Compile polykube-testbed into bin/ (says so on a first run; incremental afterwards).
 	@scripts/testbed-bin.sh $(TESTBED_BIN)
 
+##@ Releasing
+
+DIST ?= dist
+RELEASE_REPOSITORY ?= ghcr.io/polykube/operator
+
+.PHONY: release
+release: ## Build a release into DIST (default dist/), offline and without Docker: make release VERSION=vX.Y.Z [DIST=dir] [RELEASE_REPOSITORY=host/repo].
+	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z (a semver tag, for example v0.1.0)" >&2; exit 2; fi
+	$(GO) run ./cmd/polykube-release -version $(VERSION) -dist $(DIST) -repository $(RELEASE_REPOSITORY)
+
 ##@ Developing
 
 .PHONY: test
