@@ -1,7 +1,8 @@
 // Package release builds what a Polykube release holds, offline and without Docker, into one
 // directory (make release VERSION=vX.Y.Z): the operator image for every platform as an OCI
 // image layout with its SPDX SBOM, install.yaml pinned to the image's digest, the
-// polykube-status binaries, and SHA256SUMS over all of it.
+// Helm chart rendered from the same kustomize build, the polykube-status binaries, and
+// SHA256SUMS over all of it.
 //
 // Each artifact is a step that announces itself on a status line and reports what it wrote,
 // as the test bed's pipeline does. Builds are reproducible for a given commit: timestamps come
@@ -154,6 +155,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}{
 		{"operator-image/ and operator-image.spdx.json", b.operatorImage},
 		{"install.yaml", b.installYAML},
+		{"Helm chart", b.helmChart},
 		{"polykube-status binaries", b.cliBinaries},
 		{"SHA256SUMS", b.checksums},
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	. "github.com/onsi/gomega"
 	spdxjson "github.com/spdx/tools-golang/json"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/polykube/polykube/internal/testenv"
 )
@@ -62,7 +64,7 @@ func TestBuild(t *testing.T) {
 		ImagePlatforms: platforms, CLIPlatforms: []Platform{host}, Out: &progress,
 	})
 	g.Expect(err).NotTo(HaveOccurred(), progress.String())
-	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ polykube-status binaries", "✓ SHA256SUMS"} {
+	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ Helm chart", "✓ polykube-status binaries", "✓ SHA256SUMS"} {
 		g.Expect(progress.String()).To(ContainSubstring(line))
 	}
 
@@ -145,6 +147,15 @@ func TestBuild(t *testing.T) {
 		names = append(names, p.PackageName)
 	}
 	g.Expect(names).To(ContainElements("polykube-operator", "sigs.k8s.io/controller-runtime", "k8s.io/client-go", "stdlib"))
+
+	// The packaged chart lints clean as a user would get it.
+	g.Expect(listed).To(HaveKey(ChartFile("v0.0.1-test.1")))
+	ch, err := loader.Load(filepath.Join(dist, ChartFile("v0.0.1-test.1")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.Metadata.AppVersion).To(Equal("v0.0.1-test.1"))
+	unpacked := t.TempDir()
+	g.Expect(chartutil.SaveDir(ch, unpacked)).To(Succeed())
+	g.Expect(LintChart(filepath.Join(unpacked, ChartName), map[string]any{"clusterName": "east"})).To(Succeed())
 
 	// The CLI binary for this machine says which release it is.
 	out, err := exec.Command(filepath.Join(dist, "polykube-status_"+host.OS+"_"+host.Arch), "version").Output()
