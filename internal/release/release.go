@@ -156,7 +156,9 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		{"operator-image/ and operator-image.spdx.json", b.operatorImage},
 		{"install.yaml", b.installYAML},
 		{"Helm chart", b.helmChart},
+		{"Flux OCI artifact of gitops/", b.gitopsArtifact},
 		{"polykube-status binaries", b.cliBinaries},
+		{"krew plugin", b.krewPlugin},
 		{"SHA256SUMS", b.checksums},
 	}
 	start := time.Now()

@@ -64,7 +64,7 @@ func TestBuild(t *testing.T) {
 		ImagePlatforms: platforms, CLIPlatforms: []Platform{host}, Out: &progress,
 	})
 	g.Expect(err).NotTo(HaveOccurred(), progress.String())
-	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ Helm chart", "✓ polykube-status binaries", "✓ SHA256SUMS"} {
+	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ Helm chart", "✓ Flux OCI artifact", "✓ polykube-status binaries", "✓ krew plugin", "✓ SHA256SUMS"} {
 		g.Expect(progress.String()).To(ContainSubstring(line))
 	}
 
@@ -147,6 +147,32 @@ func TestBuild(t *testing.T) {
 		names = append(names, p.PackageName)
 	}
 	g.Expect(names).To(ContainElements("polykube-operator", "sigs.k8s.io/controller-runtime", "k8s.io/client-go", "stdlib"))
+
+	// The gitops artifact has the media types of flux push artifact.
+	gp, err := layout.FromPath(filepath.Join(dist, GitopsArtifactDir))
+	g.Expect(err).NotTo(HaveOccurred())
+	gidx, err := gp.ImageIndex()
+	g.Expect(err).NotTo(HaveOccurred())
+	gm, err := gidx.IndexManifest()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gm.Manifests).To(HaveLen(1))
+	artifact, err := gidx.Image(gm.Manifests[0].Digest)
+	g.Expect(err).NotTo(HaveOccurred())
+	am, err := artifact.Manifest()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(am.Config.MediaType).To(Equal(FluxConfigMediaType))
+	g.Expect(am.Layers).To(HaveLen(1))
+	g.Expect(am.Layers[0].MediaType).To(Equal(FluxContentMediaType))
+	g.Expect(am.Annotations).To(HaveKeyWithValue("org.opencontainers.image.revision", HavePrefix("v0.0.1-test.1@sha1:")))
+	g.Expect(listed).To(HaveKey(GitopsFile("v0.0.1-test.1")))
+
+	// The krew manifest names each plugin archive with its checksum.
+	krew, err := os.ReadFile(filepath.Join(dist, KrewFile))
+	g.Expect(err).NotTo(HaveOccurred())
+	archive := "kubectl-polykube_" + host.OS + "_" + host.Arch + ".tar.gz"
+	archiveSum, err := fileSHA256(filepath.Join(dist, archive))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(krew)).To(ContainSubstring(archive + "\n    sha256: " + archiveSum))
 
 	// The packaged chart lints clean as a user would get it.
 	g.Expect(listed).To(HaveKey(ChartFile("v0.0.1-test.1")))
