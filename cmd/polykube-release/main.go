@@ -1,5 +1,6 @@
 // Command polykube-release builds a Polykube release into a directory, offline and without
-// Docker: make release VERSION=vX.Y.Z [DIST=dir] runs it. See internal/release.
+// Docker (make release VERSION=vX.Y.Z [DIST=dir]), and pushes a built one to its registry
+// (polykube-release publish; make publish). See internal/release.
 package main
 
 import (
@@ -22,6 +23,9 @@ func main() {
 }
 
 func run() error {
+	if len(os.Args) > 1 && os.Args[1] == "publish" {
+		return publish(os.Args[2:])
+	}
 	o := release.Options{Out: os.Stdout}
 	var imagePlatforms, cliPlatforms string
 	flag.StringVar(&o.Version, "version", "", "the release's semver tag, for example v0.1.0 (required)")
@@ -47,6 +51,24 @@ func run() error {
 	defer stop()
 	_, err = release.Build(ctx, o)
 	return err
+}
+
+// publish pushes a built release: polykube-release publish -dist dist [-registry host:port] [-insecure].
+func publish(args []string) error {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	o := release.PublishOptions{Out: os.Stdout}
+	fs.StringVar(&o.Dist, "dist", release.DefaultDist, "the release to push, as make release wrote it")
+	fs.StringVar(&o.Registry, "registry", "", "registry host[:port] the release was built for (checked, not changed)")
+	fs.BoolVar(&o.Insecure, "insecure", false, "push over plain HTTP (a registry on loopback or in a test bed)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: publish takes flags only", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return release.Publish(ctx, o)
 }
 
 func join(ps []release.Platform) string {

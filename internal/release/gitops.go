@@ -86,6 +86,7 @@ func (b *build) gitopsArtifact(_ context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	b.res.GitopsDigest = digest.String()
 	return fmt.Sprintf("%d files, artifact %s", n, digest), nil
 }
 

@@ -94,6 +94,8 @@ type Result struct {
 	IndexDigest string
 	// ImageRef is Repository@IndexDigest, the reference install.yaml uses.
 	ImageRef string
+	// GitopsDigest is the digest of the Flux artifact's manifest.
+	GitopsDigest string
 	// Files are the paths written, relative to Dist, sorted, SHA256SUMS last.
 	Files []string
 }
@@ -159,6 +161,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		{"Flux OCI artifact of gitops/", b.gitopsArtifact},
 		{"polykube-status binaries", b.cliBinaries},
 		{"krew plugin", b.krewPlugin},
+		{ManifestFile, b.writeManifest},
 		{"SHA256SUMS", b.checksums},
 	}
 	start := time.Now()

@@ -3,6 +3,9 @@ package release
 import (
 	"bufio"
 	"context"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
 	spdxjson "github.com/spdx/tools-golang/json"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -58,9 +64,13 @@ func TestBuild(t *testing.T) {
 	}
 	host := Platform{runtime.GOOS, runtime.GOARCH}
 	dist := filepath.Join(t.TempDir(), "dist")
+	// A registry on loopback, for make publish at the end.
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	repository := strings.TrimPrefix(srv.URL, "http://") + "/polykube/operator"
 	var progress strings.Builder
 	res, err := Build(context.Background(), Options{
-		Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(), Repository: "registry.example:5000/polykube/operator",
+		Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(), Repository: repository,
 		ImagePlatforms: platforms, CLIPlatforms: []Platform{host}, Out: &progress,
 	})
 	g.Expect(err).NotTo(HaveOccurred(), progress.String())
@@ -105,7 +115,7 @@ func TestBuild(t *testing.T) {
 	// install.yaml runs the image by the index digest, in the repository given.
 	install, err := os.ReadFile(filepath.Join(dist, InstallFile))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.ImageRef).To(Equal("registry.example:5000/polykube/operator@" + res.IndexDigest))
+	g.Expect(res.ImageRef).To(Equal(repository + "@" + res.IndexDigest))
 	g.Expect(string(install)).To(ContainSubstring("image: " + res.ImageRef + "\n"))
 	g.Expect(string(install)).NotTo(ContainSubstring("v0.1.0-alpha.1"))
 	g.Expect(string(install)).To(ContainSubstring("SET ONE VALUE BEFORE APPLYING"))
@@ -187,6 +197,31 @@ func TestBuild(t *testing.T) {
 	out, err := exec.Command(filepath.Join(dist, "polykube-status_"+host.OS+"_"+host.Arch), "version").Output()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).To(HavePrefix("v0.0.1-test.1 (commit "))
+
+	// make publish pushes the image index and the artifact, tagged with the version, and the
+	// registry serves them by the digests install.yaml and release.json name.
+	var pushed strings.Builder
+	g.Expect(Publish(context.Background(), PublishOptions{Dist: dist, Insecure: true, Out: &pushed})).To(Succeed())
+	g.Expect(pushed.String()).To(ContainSubstring("✓ " + res.ImageRef))
+	tag, err := name.NewTag(repository+":v0.0.1-test.1", name.Insecure)
+	g.Expect(err).NotTo(HaveOccurred())
+	desc, err := remote.Get(tag)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(desc.Digest.String()).To(Equal(res.IndexDigest))
+	artTag, err := name.NewTag(GitopsRepository(repository)+":v0.0.1-test.1", name.Insecure)
+	g.Expect(err).NotTo(HaveOccurred())
+	artDesc, err := remote.Get(artTag)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(artDesc.Digest.String()).To(Equal(res.GitopsDigest))
+
+	// Nor to another registry than install.yaml names.
+	err = Publish(context.Background(), PublishOptions{Dist: dist, Registry: "other.example:5000", Insecure: true})
+	g.Expect(err).To(MatchError(ContainSubstring("was built for " + repository + ", not for registry other.example:5000")))
+
+	// A release changed after it was built is not published.
+	g.Expect(os.WriteFile(filepath.Join(dist, InstallFile), append(install, []byte("# edited\n")...), 0o644)).To(Succeed())
+	err = Publish(context.Background(), PublishOptions{Dist: dist, Insecure: true})
+	g.Expect(err).To(MatchError(ContainSubstring("install.yaml: checksum mismatch")))
 
 	// A second run replaces the first: the directory is the release's own.
 	_, err = Build(context.Background(), Options{Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(),
