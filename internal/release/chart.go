@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -81,12 +81,34 @@ func (b *build) helmChart(_ context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load the chart: %w", err)
 	}
-	saved, err := chartutil.Save(ch, b.Dist)
+	// Packed here rather than by chartutil.Save, which stamps the packaging time into the
+	// archive: with the release's timestamp, the chart is reproducible like the rest.
+	files := map[string][]byte{}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(filepath.Dir(dir), path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("package the chart: %w", err)
+		return "", err
 	}
-	if filepath.Base(saved) != ChartFile(b.Version) {
-		return "", fmt.Errorf("the chart was packaged as %s, not %s", filepath.Base(saved), ChartFile(b.Version))
+	archive, err := b.tarGz(files)
+	if err != nil {
+		return "", err
+	}
+	if _, err := loader.LoadArchive(bytes.NewReader(archive)); err != nil {
+		return "", fmt.Errorf("the packed chart does not load: %w", err)
+	}
+	saved := filepath.Join(b.Dist, ChartFile(b.Version))
+	if err := os.WriteFile(saved, archive, 0o644); err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("%s, %d templates, %d CRDs, lint clean", filepath.Base(saved), len(ch.Templates), len(ch.CRDObjects())), nil
 }

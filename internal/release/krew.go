@@ -83,6 +83,7 @@ spec:
 }
 
 // tarGz packs files (sorted by name) with the release's timestamp; binaries are executable.
+// The chart and the krew archives use it.
 func (b *build) tarGz(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)

@@ -198,6 +198,9 @@ func TestBuild(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).To(HavePrefix("v0.0.1-test.1 (commit "))
 
+	firstSums, err := os.ReadFile(filepath.Join(dist, SumsFile))
+	g.Expect(err).NotTo(HaveOccurred())
+
 	// make publish pushes the image index and the artifact, tagged with the version, and the
 	// registry serves them by the digests install.yaml and release.json name.
 	var pushed strings.Builder
@@ -223,8 +226,12 @@ func TestBuild(t *testing.T) {
 	err = Publish(context.Background(), PublishOptions{Dist: dist, Insecure: true})
 	g.Expect(err).To(MatchError(ContainSubstring("install.yaml: checksum mismatch")))
 
-	// A second run replaces the first: the directory is the release's own.
+	// A second run replaces the first (the directory is the release's own) and, from the same
+	// commit, writes the same bytes: every file, the chart and the image included.
 	_, err = Build(context.Background(), Options{Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(),
-		ImagePlatforms: platforms, CLIPlatforms: []Platform{host}})
+		Repository: repository, ImagePlatforms: platforms, CLIPlatforms: []Platform{host}})
 	g.Expect(err).NotTo(HaveOccurred())
+	secondSums, err := os.ReadFile(filepath.Join(dist, SumsFile))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(secondSums)).To(Equal(string(firstSums)), "the release is not reproducible")
 }
