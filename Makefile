@@ -94,6 +94,21 @@ tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd,
 testbed-bin: ## Compile polykube-testbed into bin/ (says so on a first run; incremental afterwards).
 	@scripts/testbed-bin.sh $(TESTBED_BIN)
 
+##@ Releasing
+
+DIST ?= dist
+# REGISTRY=host:port builds and publishes for that registry (a test bed's, a mirror's).
+RELEASE_REPOSITORY ?= $(if $(REGISTRY),$(REGISTRY)/polykube/operator,ghcr.io/polykube/operator)
+
+.PHONY: release
+release: ## Build a release into DIST (default dist/), offline and without Docker: make release VERSION=vX.Y.Z [DIST=dir] [REGISTRY=host:port].
+	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z (a semver tag, for example v0.1.0)" >&2; exit 2; fi
+	$(GO) run ./cmd/polykube-release -version $(VERSION) -dist $(DIST) -repository $(RELEASE_REPOSITORY)
+
+.PHONY: publish
+publish: ## Push the image and the Flux artifact of DIST to the registry they were built for, after checking SHA256SUMS (REGISTRY=host:port, INSECURE=1 for plain HTTP).
+	$(GO) run ./cmd/polykube-release publish -dist $(DIST) $(if $(REGISTRY),-registry $(REGISTRY)) $(if $(INSECURE),-insecure)
+
 ##@ Developing
 
 .PHONY: test

@@ -21,6 +21,8 @@ const (
 type Parsed struct {
 	Options setup.Options
 	Zap     zap.Options
+	// Version is true when --version was given: print the version and exit, validating nothing.
+	Version bool
 }
 
 // Parse defines the operator's flags on fs, parses args and validates the result. The
@@ -48,10 +50,14 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 	if fs.Lookup("kubeconfig") == nil {
 		fs.String("kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	}
+	fs.BoolVar(&p.Version, "version", false, "Print the operator's version and exit.")
 	p.Zap.BindFlags(fs)
 
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if p.Version {
+		return p, nil
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: the operator takes flags only (see --help)", fs.Args())

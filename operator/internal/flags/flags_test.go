@@ -3,6 +3,7 @@ package flags
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,14 @@ func TestParse(t *testing.T) {
 	g.Expect(o.MaxConcurrentReconciles).To(Equal(DefaultMaxConcurrentReconciles))
 }
 
+func TestParse_ValidClusterNames(t *testing.T) {
+	for _, name := range []string{"east", "aws-eu-central-1", "a", strings.Repeat("a", 32), "0cluster"} {
+		if _, err := parse("--cluster-name=" + name); err != nil {
+			t.Errorf("--cluster-name=%s: %v", name, err)
+		}
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	g := NewWithT(t)
 	p, err := parse("--cluster-name=east")
@@ -48,6 +57,12 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"cluster name missing", nil, "--cluster-name is required"},
 		{"cluster name empty", []string{"--cluster-name="}, "--cluster-name is required"},
+		{"cluster name empty names the Helm value", []string{"--cluster-name="}, "Helm, the chart's value clusterName"},
+		{"cluster name not substituted", []string{"--cluster-name=${CLUSTER_NAME}"}, `was not substituted`},
+		{"cluster name not substituted names the Flux substitution", []string{"--cluster-name=${CLUSTER_NAME}"}, "spec.postBuild.substitute.CLUSTER_NAME"},
+		{"cluster name half substituted", []string{"--cluster-name=east-$CLUSTER"}, `was not substituted`},
+		{"cluster name not a DNS label", []string{"--cluster-name=East_1"}, "is not a DNS label"},
+		{"cluster name too long for ClusterMesh", []string{"--cluster-name=" + strings.Repeat("a", 33)}, "33 characters: ClusterMesh allows at most 32"},
 		{"positional arguments", []string{"--cluster-name=east", "extra"}, "unexpected arguments"},
 		{"no workers", []string{"--cluster-name=east", "--max-concurrent-reconciles=0"}, "use 1 or more"},
 		{"unknown flag", []string{"--cluster=east"}, "flag provided but not defined"},
@@ -58,4 +73,11 @@ func TestParseErrors(t *testing.T) {
 			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
+}
+
+func TestParse_VersionNeedsNoClusterName(t *testing.T) {
+	g := NewWithT(t)
+	p, err := parse("--version")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Version).To(BeTrue())
 }

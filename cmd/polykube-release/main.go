@@ -1,0 +1,98 @@
+// Command polykube-release builds a Polykube release into a directory, offline and without
+// Docker (make release VERSION=vX.Y.Z [DIST=dir]), and pushes a built one to its registry
+// (polykube-release publish; make publish). See internal/release.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/polykube/polykube/internal/release"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "polykube-release:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if len(os.Args) > 1 && os.Args[1] == "publish" {
+		return publish(os.Args[2:])
+	}
+	o := release.Options{Out: os.Stdout}
+	var imagePlatforms, cliPlatforms string
+	flag.StringVar(&o.Version, "version", "", "the release's semver tag, for example v0.1.0 (required)")
+	flag.StringVar(&o.Dist, "dist", release.DefaultDist, "output directory: absent, empty, or an earlier release's")
+	flag.StringVar(&o.Repository, "repository", release.DefaultRepository, "registry and repository the image is published to; install.yaml names it with the digest")
+	flag.StringVar(&imagePlatforms, "image-platforms", join(release.ImagePlatforms), "comma-separated os/arch of the operator image")
+	flag.StringVar(&cliPlatforms, "cli-platforms", join(release.CLIPlatforms), "comma-separated os/arch of the polykube-status binaries")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: polykube-release takes flags only (see -help)", flag.Args())
+	}
+	var err error
+	if o.ImagePlatforms, err = parsePlatforms(imagePlatforms); err != nil {
+		return fmt.Errorf("-image-platforms: %w", err)
+	}
+	if o.CLIPlatforms, err = parsePlatforms(cliPlatforms); err != nil {
+		return fmt.Errorf("-cli-platforms: %w", err)
+	}
+	if o.RepoRoot, err = os.Getwd(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = release.Build(ctx, o)
+	return err
+}
+
+// publish pushes a built release: polykube-release publish -dist dist [-registry host:port] [-insecure].
+func publish(args []string) error {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	o := release.PublishOptions{Out: os.Stdout}
+	fs.StringVar(&o.Dist, "dist", release.DefaultDist, "the release to push, as make release wrote it")
+	fs.StringVar(&o.Registry, "registry", "", "registry host[:port] the release was built for (checked, not changed)")
+	fs.BoolVar(&o.Insecure, "insecure", false, "push over plain HTTP (a registry on loopback or in a test bed)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: publish takes flags only", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return release.Publish(ctx, o)
+}
+
+func join(ps []release.Platform) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func parsePlatforms(s string) ([]release.Platform, error) {
+	var out []release.Platform
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := release.ParsePlatform(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no platform given")
+	}
+	return out, nil
+}
