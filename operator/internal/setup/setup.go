@@ -21,10 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/identity"
+	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/operator/reconcilers/federation"
 	"github.com/polykube/polykube/operator/reconcilers/serviceendpoint"
@@ -44,8 +44,12 @@ const LeaderElectionID = "polykube-operator.polykube.kismet.io"
 type Options struct {
 	// ClusterName is this cluster's name: the ClusterMember the operator acts for. Required.
 	ClusterName string
-	// MetricsBindAddress serves Prometheus metrics; "0" disables the server.
+	// MetricsBindAddress serves Prometheus metrics over HTTPS to authenticated and authorised
+	// clients (metricsServer); "0" disables the server.
 	MetricsBindAddress string
+	// MetricsCertDir holds tls.crt and tls.key for the metrics endpoint (reloaded when they
+	// change); empty means a self-signed certificate made at start.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" or "" disables the server.
 	HealthProbeBindAddress string
 	// LeaderElect enables leader election among replicas in one cluster.
@@ -129,7 +133,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  log,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 metricsServer(opts),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
@@ -158,6 +162,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 
+	metrics.ReadStateFrom(mgr.GetClient())
 	synced := &atomic.Bool{}
 	if err := mgr.Add(identityCheck{mgr: mgr, clusterName: opts.ClusterName, synced: synced}); err != nil {
 		return nil, fmt.Errorf("add the ClusterMember check: %w", err)

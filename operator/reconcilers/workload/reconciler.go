@@ -38,6 +38,7 @@ import (
 	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/placement"
 )
@@ -97,7 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
@@ -212,7 +213,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	before := wl.DeepCopy()
+	if wl.Spec.Suspend {
+		// Only the Ready condition is written; what runs here is left as it is.
+		suspend.MarkSuspended(&wl.Status.Conditions, wl.Generation, "Workload")
+		suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, wl, ctrl.Result{}, nil)
+	}
 	result, err := r.reconcileNormal(ctx, wl)
+	suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
 	r.recordMetrics(wl, err)
 	return r.finalizer().Finalize(ctx, before, wl, result, err)
 }
@@ -234,7 +242,7 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
 					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
 				}
-				return isTransitional(c.Reason)
+				return isTransitional(c.Reason) || c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 		}
 	})
