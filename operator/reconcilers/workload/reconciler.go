@@ -270,6 +270,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	log := ctrl.LoggerFrom(ctx)
 	now := metav1.NewTime(r.now())
 	st := &wl.Status
+	lastReplicas := lastWrittenReplicas(st) // before this reconcile changes the status
 	st.Cluster = r.ClusterName
 	st.SpecHash = placement.SpecHash(wl.Spec)
 	st.ObservedGeneration = wl.Generation
@@ -430,7 +431,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	// HPA here the HPA owns the Deployment's replicas (writesReplicas).
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
 	manageReplicas := dep == nil || writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1))
-	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
+	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, lastReplicas, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -576,7 +577,7 @@ func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload
 // scales it) an existing Deployment's replicas are neither compared nor written. It returns the
 // Deployment as it now is.
 func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec,
-	replicas int32, manageReplicas bool, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	replicas int32, manageReplicas bool, lastReplicas int32, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
 	want := desiredDeployment(wl, effective, r.ClusterName, replicas, bindings, existing)
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
@@ -604,6 +605,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
 	}
+	countDrift(existing, want, manageReplicas, lastReplicas)
 	return updated, nil
 }
 
