@@ -1,0 +1,91 @@
+package workload_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/optest"
+)
+
+func patchWorkload(t *testing.T, c client.Client, ns, name string, change func(*polykubev1alpha1.Workload)) {
+	t.Helper()
+	Eventually(func(g Gomega) {
+		w := &polykubev1alpha1.Workload{}
+		g.Expect(c.Get(context.Background(), key(ns, name), w)).To(Succeed())
+		change(w)
+		g.Expect(c.Update(context.Background(), w)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// requestReconcile sets reconcile.polykube.kismet.io/requestedAt to value and waits until the
+// operator reports it handled: every event before it has been reconciled.
+func requestReconcile(t *testing.T, c client.Client, ns, name, value string) {
+	t.Helper()
+	patchWorkload(t, c, ns, name, func(w *polykubev1alpha1.Workload) {
+		metav1.SetMetaDataAnnotation(&w.ObjectMeta, polykubev1alpha1.ReconcileRequestedAtAnnotation, value)
+	})
+	Eventually(func(g Gomega) string {
+		w := &polykubev1alpha1.Workload{}
+		g.Expect(c.Get(context.Background(), key(ns, name), w)).To(Succeed())
+		return w.Status.LastHandledReconcileAt
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(value), "status.lastHandledReconcileAt of %s/%s", ns, name)
+}
+
+// A hand fix during an incident: without suspend the operator sets a hand scale back (and
+// counts the drift); suspended, the hand scale stays and the operator writes nothing but the
+// Workload's status; resumed, the operator sets the Deployment back to the allocation.
+func TestReconciler_Suspend_KeepsAHandFixUntilResumed(t *testing.T) {
+	c := start(t)
+	ns := optest.Namespace(t, c, "suspend")
+	op := startOperator(t, east)
+	Expect(c.Create(context.Background(), workload(ns, "api", map[string]int32{east: 2, "west": 1}))).To(Succeed())
+	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	replicas := func(g Gomega) int32 { return *getDeployment(g, c, ns, "api").Spec.Replicas }
+	Eventually(replicas).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(2)))
+
+	// Not suspended: a hand scale is reverted, and counted as drift.
+	drift := map[string]string{"kind": "Deployment", "field": "replicas"}
+	before := counter(t, "polykube_drift_reverted_total", drift)
+	scaleByHand(t, c, ns, "api", 5)
+	Eventually(replicas).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(2)), "the operator sets a hand scale back")
+	Expect(counter(t, "polykube_drift_reverted_total", drift)).To(Equal(before+1), "polykube_drift_reverted_total{field=replicas}")
+
+	// Suspended: Ready says so; a hand scale stays, through a requested reconcile.
+	patchWorkload(t, c, ns, "api", func(w *polykubev1alpha1.Workload) { w.Spec.Suspend = true })
+	cond := eventuallyReady(t, c, ns, "api", metav1.ConditionUnknown, polykubev1alpha1.ReasonSuspended)
+	Expect(cond.Message).To(ContainSubstring("spec.suspend is true"))
+	op.Writes.Reset()
+	scaleByHand(t, c, ns, "api", 7)
+	requestReconcile(t, c, ns, "api", "2026-12-07T01:00:00Z")
+	Expect(replicas(Default)).To(Equal(int32(7)), "a suspended Workload's Deployment keeps the hand scale")
+	for _, w := range op.Writes.WriteSummary() {
+		Expect(w).To(HaveSuffix("workloads/status"), "a suspended Workload gets no write but its status; writes: %v", op.Writes.WriteSummary())
+	}
+
+	// Resumed: the operator sets the Deployment back to its allocation.
+	patchWorkload(t, c, ns, "api", func(w *polykubev1alpha1.Workload) { w.Spec.Suspend = false })
+	Eventually(replicas).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(2)), "resumed, the operator sets the allocation again")
+	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	w := &polykubev1alpha1.Workload{}
+	Expect(c.Get(context.Background(), key(ns, "api"), w)).To(Succeed())
+	Expect(w.Status.LastHandledReconcileAt).To(Equal("2026-12-07T01:00:00Z"))
+	Expect(strings.Join(op.Writes.WriteSummary(), "\n")).To(ContainSubstring("deployments"))
+}
+
+// A changed reconcile.polykube.kismet.io/requestedAt is a reconcile of its own, though the
+// generation does not move: the operator echoes it in status.lastHandledReconcileAt.
+func TestReconciler_RequestedAt_ReconcilesAndIsEchoed(t *testing.T) {
+	c := start(t)
+	ns := optest.Namespace(t, c, "requested")
+	startOperator(t, east)
+	Expect(c.Create(context.Background(), workload(ns, "api", map[string]int32{east: 1}))).To(Succeed())
+	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	requestReconcile(t, c, ns, "api", "first")
+	requestReconcile(t, c, ns, "api", "second")
+}
