@@ -65,7 +65,7 @@ func TestReconciler_Suspend_KeepsAHandFixUntilResumed(t *testing.T) {
 	requestReconcile(t, c, ns, "api", "2026-12-07T01:00:00Z")
 	Expect(replicas(Default)).To(Equal(int32(7)), "a suspended Workload's Deployment keeps the hand scale")
 	for _, w := range op.Writes.WriteSummary() {
-		Expect(w).To(HaveSuffix("workloads/status"), "a suspended Workload gets no write but its status; writes: %v", op.Writes.WriteSummary())
+		Expect(w).To(MatchRegexp(`PATCH .*/workloads/api/status$`), "a suspended Workload gets no write but its status; writes: %v", op.Writes.WriteSummary())
 	}
 
 	// Resumed: the operator sets the Deployment back to its allocation.
