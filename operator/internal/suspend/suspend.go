@@ -49,9 +49,11 @@ func RequestedOrGenerationChanged() predicate.Predicate {
 	return predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, requestChanged)
 }
 
-// MarkSuspended sets conditions' Ready to Unknown/Suspended for an object of kind at
-// generation, leaving every other condition as the last reconcile left it.
-func MarkSuspended(conditions *[]metav1.Condition, generation int64, kind string) {
+// MarkSuspended records that the operator saw generation of an object of kind suspended: the
+// status's observedGeneration, and Ready set to Unknown/Suspended; every other condition stays
+// as the last reconcile left it.
+func MarkSuspended(observedGeneration *int64, conditions *[]metav1.Condition, generation int64, kind string) {
+	*observedGeneration = generation
 	meta.SetStatusCondition(conditions, metav1.Condition{
 		Type:               polykubev1alpha1.ReadyCondition,
 		Status:             metav1.ConditionUnknown,

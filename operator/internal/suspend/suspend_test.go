@@ -47,7 +47,10 @@ func TestMarkSuspendedAndHandled(t *testing.T) {
 		{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded},
 		{Type: polykubev1alpha1.AllocatedCondition, Status: metav1.ConditionTrue, Reason: polykubev1alpha1.ReasonSucceeded},
 	}
-	MarkSuspended(&w.Status.Conditions, w.Generation, "Workload")
+	MarkSuspended(&w.Status.ObservedGeneration, &w.Status.Conditions, w.Generation, "Workload")
+	if w.Status.ObservedGeneration != 3 {
+		t.Errorf("status.observedGeneration %d, want 3", w.Status.ObservedGeneration)
+	}
 	ready := meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition)
 	if ready.Status != metav1.ConditionUnknown || ready.Reason != polykubev1alpha1.ReasonSuspended || ready.ObservedGeneration != 3 {
 		t.Errorf("Ready after MarkSuspended: %+v", ready)

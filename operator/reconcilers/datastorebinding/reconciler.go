@@ -132,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := b.DeepCopy()
 	if b.Spec.Suspend {
-		suspend.MarkSuspended(&b.Status.Conditions, b.Generation, "DatastoreBinding")
+		suspend.MarkSuspended(&b.Status.ObservedGeneration, &b.Status.Conditions, b.Generation, "DatastoreBinding")
 		suspend.Handled(b, &b.Status.LastHandledReconcileAt)
 		return r.finalizer().Finalize(ctx, before, b, ctrl.Result{}, nil)
 	}

@@ -142,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if se.Spec.Suspend {
 		before := se.DeepCopy()
-		suspend.MarkSuspended(&se.Status.Conditions, se.Generation, "ServiceEndpoint")
+		suspend.MarkSuspended(&se.Status.ObservedGeneration, &se.Status.Conditions, se.Generation, "ServiceEndpoint")
 		suspend.Handled(se, &se.Status.LastHandledReconcileAt)
 		return r.finalizer().Finalize(ctx, before, se, ctrl.Result{}, nil)
 	}

@@ -215,7 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := wl.DeepCopy()
 	if wl.Spec.Suspend {
 		// Only the Ready condition is written; what runs here is left as it is.
-		suspend.MarkSuspended(&wl.Status.Conditions, wl.Generation, "Workload")
+		suspend.MarkSuspended(&wl.Status.ObservedGeneration, &wl.Status.Conditions, wl.Generation, "Workload")
 		suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
 		return r.finalizer().Finalize(ctx, before, wl, ctrl.Result{}, nil)
 	}
