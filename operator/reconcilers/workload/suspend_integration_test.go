@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,4 +90,53 @@ func TestReconciler_RequestedAt_ReconcilesAndIsEchoed(t *testing.T) {
 	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
 	requestReconcile(t, c, ns, "api", "first")
 	requestReconcile(t, c, ns, "api", "second")
+}
+
+// A suspended DatastoreBinding's status stays as it was (Bound=False/SecretNotFound here, though
+// the Secret appears) with Ready=Unknown/Suspended; resumed, it is checked again and bound.
+func TestReconciler_SuspendedBinding_IsNotCheckedUntilResumed(t *testing.T) {
+	c := start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "suspend-binding")
+	startOperator(t, east)
+	Expect(c.Create(ctx, workload(ns, "orders", map[string]int32{east: 1}))).To(Succeed())
+	Expect(c.Create(ctx, dbBinding(ns, "orders-db"))).To(Succeed())
+	eventuallyBound(t, c, ns, metav1.ConditionFalse, polykubev1alpha1.ReasonSecretNotFound)
+
+	update := func(change func(*polykubev1alpha1.DatastoreBinding)) {
+		Eventually(func(g Gomega) {
+			b := &polykubev1alpha1.DatastoreBinding{}
+			g.Expect(c.Get(ctx, key(ns, "orders-db"), b)).To(Succeed())
+			change(b)
+			g.Expect(c.Update(ctx, b)).To(Succeed())
+		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	}
+	readyOf := func(g Gomega) *metav1.Condition {
+		b := &polykubev1alpha1.DatastoreBinding{}
+		g.Expect(c.Get(ctx, key(ns, "orders-db"), b)).To(Succeed())
+		r := meta.FindStatusCondition(b.Status.Conditions, polykubev1alpha1.ReadyCondition)
+		g.Expect(r).NotTo(BeNil())
+		g.Expect(r.ObservedGeneration).To(Equal(b.Generation))
+		return r
+	}
+	update(func(b *polykubev1alpha1.DatastoreBinding) { b.Spec.Suspend = true })
+	Eventually(func(g Gomega) string { return readyOf(g).Reason }).WithTimeout(timeout).WithPolling(poll).Should(Equal(polykubev1alpha1.ReasonSuspended))
+
+	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-db"},
+		StringData: map[string]string{"host": "db", "password": secretValue}})).To(Succeed())
+	update(func(b *polykubev1alpha1.DatastoreBinding) {
+		metav1.SetMetaDataAnnotation(&b.ObjectMeta, polykubev1alpha1.ReconcileRequestedAtAnnotation, "after-secret")
+	})
+	Eventually(func(g Gomega) string {
+		b := &polykubev1alpha1.DatastoreBinding{}
+		g.Expect(c.Get(ctx, key(ns, "orders-db"), b)).To(Succeed())
+		return b.Status.LastHandledReconcileAt
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("after-secret"))
+	b := &polykubev1alpha1.DatastoreBinding{}
+	Expect(c.Get(ctx, key(ns, "orders-db"), b)).To(Succeed())
+	bound := meta.FindStatusCondition(b.Status.Conditions, polykubev1alpha1.BoundCondition)
+	Expect(bound.Reason).To(Equal(polykubev1alpha1.ReasonSecretNotFound), "a suspended binding's Bound condition stays as it was")
+
+	update(func(b *polykubev1alpha1.DatastoreBinding) { b.Spec.Suspend = false })
+	eventuallyBound(t, c, ns, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded)
 }
