@@ -14,6 +14,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -304,4 +305,66 @@ func tail(op *optest.Operator) string {
 		l = l[len(l)-8000:]
 	}
 	return l
+}
+
+// Two replicas as gitops/operator runs them: one leads and reconciles, the other stands by; when
+// the leader stops (a drain, a rolling update) it gives the Lease up and the standby takes over
+// well within the lease duration (15 s), and reconciles.
+func TestOperator_TwoReplicas_TheStandbyTakesOver(t *testing.T) {
+	RegisterTestingT(t)
+	_, c := env.Start(t)
+	ctx := context.Background()
+	applyBase(t, c)
+	if err := c.Create(ctx, optest.ClusterMember("east", 1)); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ns := optest.Namespace(t, c, "ha")
+	cfg := operatorConfig(t)
+	opts := optest.Options{LeaderElect: true, LeaderElectionNamespace: "polykube-system"}
+	replicas := []*optest.Operator{optest.StartOperator(t, cfg, "east", opts), optest.StartOperator(t, cfg, "east", opts)}
+
+	workload := func(name string) *polykubev1alpha1.Workload {
+		return &polykubev1alpha1.Workload{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: polykubev1alpha1.WorkloadSpec{
+				Distribution: polykubev1alpha1.Distribution{Strategy: polykubev1alpha1.StrategyStatic,
+					Targets: []polykubev1alpha1.DistributionTarget{{ClusterRef: "east", Replicas: ptr.To[int32](1)}}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "api:1"}}}},
+			},
+		}
+	}
+	writesDeployments := func(op *optest.Operator) bool {
+		return strings.Contains(strings.Join(op.Writes.WriteSummary(), "\n"), "/deployments")
+	}
+	deploymentOf := func(name string) func() error {
+		return func() error { return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &appsv1.Deployment{}) }
+	}
+
+	Expect(c.Create(ctx, workload("first"))).To(Succeed())
+	Eventually(deploymentOf("first")).WithTimeout(60 * time.Second).Should(Succeed())
+	var leader, standby *optest.Operator
+	switch {
+	case writesDeployments(replicas[0]) && !writesDeployments(replicas[1]):
+		leader, standby = replicas[0], replicas[1]
+	case writesDeployments(replicas[1]) && !writesDeployments(replicas[0]):
+		leader, standby = replicas[1], replicas[0]
+	default:
+		t.Fatalf("exactly one replica must reconcile; writes of the first: %v, of the second: %v",
+			replicas[0].Writes.WriteSummary(), replicas[1].Writes.WriteSummary())
+	}
+	lease := &coordinationv1.Lease{}
+	Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
+	held := ptr.Deref(lease.Spec.HolderIdentity, "")
+
+	stopped := time.Now()
+	leader.Stop(t)
+	Eventually(func(g Gomega) string {
+		g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}).WithTimeout(12*time.Second).WithPolling(100*time.Millisecond).Should(And(Not(BeEmpty()), Not(Equal(held))),
+		"the standby must take the Lease over before the stopped leader's lease (15 s) would have run out")
+	t.Logf("the standby took the Lease over %s after the leader stopped", time.Since(stopped).Round(100*time.Millisecond))
+	Expect(c.Create(ctx, workload("second"))).To(Succeed())
+	Eventually(deploymentOf("second")).WithTimeout(60*time.Second).Should(Succeed(), "standby log:\n%s", tail(standby))
+	Expect(writesDeployments(standby)).To(BeTrue())
 }
