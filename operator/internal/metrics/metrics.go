@@ -41,7 +41,7 @@ var (
 	// DriftReverted counts the objects the operator set back after someone else changed them.
 	DriftReverted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "polykube_drift_reverted_total",
-		Help: "Changes made by someone else to an object the operator manages that the operator set back, by kind and field (Deployment: replicas, template).",
+		Help: "Changes made by someone else to an object the operator manages that the operator set back, by kind and field (Deployment: replicas, template; HorizontalPodAutoscaler: spec).",
 	}, []string{"kind", "field"})
 )
 

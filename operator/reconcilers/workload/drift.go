@@ -2,6 +2,7 @@ package workload
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -45,4 +46,12 @@ func countDrift(existing, want *appsv1.Deployment, manageReplicas bool, lastRepl
 	for _, f := range driftedFields(existing, want, manageReplicas, lastReplicas) {
 		metrics.Drift("Deployment", f)
 	}
+}
+
+// hpaDrifted says whether someone else changed the bounds or the target of an HPA whose spec
+// the operator's intent has not changed (it still carries the hash of the spec it wants).
+func hpaDrifted(existing, want *autoscalingv2.HorizontalPodAutoscaler) bool {
+	return existing.Annotations[TemplateHashAnnotation] == want.Annotations[TemplateHashAnnotation] &&
+		(ptr.Deref(existing.Spec.MinReplicas, 1) != ptr.Deref(want.Spec.MinReplicas, 1) ||
+			existing.Spec.MaxReplicas != want.Spec.MaxReplicas || existing.Spec.ScaleTargetRef != want.Spec.ScaleTargetRef)
 }
