@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -143,6 +144,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// update and drain. Safe because the process exits once the manager has stopped
 		// (operator/main.go): nothing reconciles after the release.
 		LeaderElectionReleaseOnCancel: true,
+		// managedFields are stripped before objects enter the cache: the operator never reads
+		// them, and for a Deployment they can be as large as its spec (every Deployment, Service
+		// and EndpointSlice of the cluster is cached today).
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		// Secrets are read with a live GET each time: caching them would need list and watch on
 		// every Secret of the cluster, and would hold their values in the operator's memory.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},

@@ -368,3 +368,39 @@ func TestOperator_TwoReplicas_TheStandbyTakesOver(t *testing.T) {
 	Eventually(deploymentOf("second")).WithTimeout(60*time.Second).Should(Succeed(), "standby log:\n%s", tail(standby))
 	Expect(writesDeployments(standby)).To(BeTrue())
 }
+
+// The operator's cache holds no managedFields: the operator never reads them, and for a
+// Deployment they can be as large as its spec (issue 40, goal 5: bounded memory).
+func TestOperator_CacheHoldsNoManagedFields(t *testing.T) {
+	RegisterTestingT(t)
+	cfg, c := env.Start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "cache")
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "foreign"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "foreign"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "foreign:1"}}},
+			},
+		},
+	}
+	Expect(c.Create(ctx, foreign)).To(Succeed())
+	Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+	Expect(foreign.ManagedFields).NotTo(BeEmpty(), "the API server records who set which field")
+
+	mgr, err := setup.New(cfg, setup.Options{ClusterName: "east", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		SkipControllerNameValidation: true})
+	Expect(err).NotTo(HaveOccurred())
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	Eventually(func(g Gomega) {
+		cached := &appsv1.Deployment{}
+		g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(foreign), cached)).To(Succeed())
+		g.Expect(cached.ManagedFields).To(BeEmpty(), "the cached copy keeps managedFields")
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
