@@ -162,7 +162,8 @@ func TestReconciler_Autoscaling_TheHPAOwnsTheReplicas(t *testing.T) {
 	Expect(c.Patch(ctx, edited, client.MergeFrom(h))).To(Succeed())
 	Eventually(func(g Gomega) int32 { return getHPA(g, c, ns, "web").Spec.MaxReplicas }).
 		WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(6)))
-	Expect(counter(t, "polykube_drift_reverted_total", drift)).To(BeNumerically(">=", driftBefore+1), "polykube_drift_reverted_total{kind=HorizontalPodAutoscaler}")
+	Eventually(func() float64 { return counter(t, "polykube_drift_reverted_total", drift) }).WithTimeout(timeout).WithPolling(poll).
+		Should(BeNumerically(">=", driftBefore+1), "polykube_drift_reverted_total{kind=HorizontalPodAutoscaler}")
 	Expect(*getDeployment(NewWithT(t), c, ns, "web").Spec.Replicas).To(Equal(int32(5)))
 }
 

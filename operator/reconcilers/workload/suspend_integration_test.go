@@ -56,7 +56,9 @@ func TestReconciler_Suspend_KeepsAHandFixUntilResumed(t *testing.T) {
 	before := counter(t, "polykube_drift_reverted_total", drift)
 	scaleByHand(t, c, ns, "api", 5)
 	Eventually(replicas).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(2)), "the operator sets a hand scale back")
-	Expect(counter(t, "polykube_drift_reverted_total", drift)).To(Equal(before+1), "polykube_drift_reverted_total{field=replicas}")
+	// Counted once the patch has returned to the operator, which may be after the test sees it.
+	Eventually(func() float64 { return counter(t, "polykube_drift_reverted_total", drift) }).
+		WithTimeout(timeout).WithPolling(poll).Should(Equal(before+1), "polykube_drift_reverted_total{field=replicas}")
 
 	// Suspended: Ready says so; a hand scale stays, through a requested reconcile.
 	patchWorkload(t, c, ns, "api", func(w *polykubev1alpha1.Workload) { w.Spec.Suspend = true })
@@ -88,8 +90,14 @@ func TestReconciler_RequestedAt_ReconcilesAndIsEchoed(t *testing.T) {
 	startOperator(t, east)
 	Expect(c.Create(context.Background(), workload(ns, "api", map[string]int32{east: 1}))).To(Succeed())
 	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
+	written := map[string]string{"kind": "Workload", "result": "written"}
+	before := counter(t, "polykube_status_writes_total", written)
 	requestReconcile(t, c, ns, "api", "first")
 	requestReconcile(t, c, ns, "api", "second")
+	// Each echo is a status write, and polykube_status_writes_total counts it (once the patch
+	// has returned to the operator, which may be after the test sees the new status).
+	Eventually(func() float64 { return counter(t, "polykube_status_writes_total", written) }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeNumerically(">=", before+2))
 }
 
 // A suspended DatastoreBinding's status stays as it was (Bound=False/SecretNotFound here, though
