@@ -121,7 +121,16 @@ const (
 	ReasonFailoverStarted = "FailoverStarted"
 	// ReasonFailoverEnded (event): every peer's deficit ended and the extra replicas are given back.
 	ReasonFailoverEnded = "FailoverEnded"
+
+	// ReasonSuspended (Ready=Unknown on Workload, ServiceEndpoint, DatastoreBinding): spec.suspend
+	// is true; the operator changes nothing for the object in this cluster until it is false.
+	ReasonSuspended = "Suspended"
 )
+
+// ReconcileRequestedAtAnnotation asks the operator to reconcile an object now (as Flux's
+// reconcile.fluxcd.io/requestedAt): any new value, conventionally the current time, triggers a
+// reconcile, and status.lastHandledReconcileAt echoes the value once it ran.
+const ReconcileRequestedAtAnnotation = "reconcile.polykube.kismet.io/requestedAt"
 
 // Labels and annotations the operator writes.
 const (

@@ -20,7 +20,7 @@ func TestParse(t *testing.T) {
 	g := NewWithT(t)
 	p, err := parse("--cluster-name=east", "--leader-elect", "--leader-election-namespace=polykube-system",
 		"--metrics-bind-address=:9090", "--health-probe-bind-address=:9091", "--secret-recheck-interval=5s",
-		"--kubeconfig=/tmp/kc", "--zap-log-level=debug")
+		"--kubeconfig=/tmp/kc", "--zap-log-level=debug", "--metrics-cert-dir=/etc/polykube/metrics-tls")
 	g.Expect(err).NotTo(HaveOccurred())
 	o := p.Options
 	g.Expect(o.ClusterName).To(Equal("east"))
@@ -28,6 +28,7 @@ func TestParse(t *testing.T) {
 	g.Expect(o.LeaderElectionNamespace).To(Equal("polykube-system"))
 	g.Expect(o.MetricsBindAddress).To(Equal(":9090"))
 	g.Expect(o.HealthProbeBindAddress).To(Equal(":9091"))
+	g.Expect(o.MetricsCertDir).To(Equal("/etc/polykube/metrics-tls"))
 	g.Expect(o.SecretRecheckInterval).To(Equal(5 * time.Second))
 	g.Expect(o.MaxConcurrentReconciles).To(Equal(DefaultMaxConcurrentReconciles))
 }
@@ -44,7 +45,8 @@ func TestParseDefaults(t *testing.T) {
 	g := NewWithT(t)
 	p, err := parse("--cluster-name=east")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(p.Options.MetricsBindAddress).To(Equal(DefaultMetricsBindAddress))
+	g.Expect(p.Options.MetricsBindAddress).To(Equal(":8443"), "the HTTPS port gitops/operator's Service targets")
+	g.Expect(p.Options.MetricsCertDir).To(BeEmpty(), "a self-signed certificate by default")
 	g.Expect(p.Options.HealthProbeBindAddress).To(Equal(DefaultHealthProbeBindAddress))
 	g.Expect(p.Options.LeaderElect).To(BeFalse())
 }

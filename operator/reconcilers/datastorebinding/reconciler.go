@@ -35,6 +35,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -95,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	byWorkload := handler.EnqueueRequestsFromMapFunc(r.bindingsOf)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&polykubev1alpha1.DatastoreBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&polykubev1alpha1.DatastoreBinding{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&polykubev1alpha1.Workload{}, byWorkload, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, byWorkload, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetLabels()[polykubev1alpha1.ManagedByLabel] == polykubev1alpha1.ManagedByValue
@@ -130,7 +131,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := b.DeepCopy()
+	if b.Spec.Suspend {
+		suspend.MarkSuspended(&b.Status.ObservedGeneration, &b.Status.Conditions, b.Generation, "DatastoreBinding")
+		suspend.Handled(b, &b.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, b, ctrl.Result{}, nil)
+	}
 	result, err := r.reconcileNormal(ctx, b)
+	suspend.Handled(b, &b.Status.LastHandledReconcileAt)
 	if err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 	}
@@ -144,7 +151,8 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "DatastoreBinding", Action: "Reconcile",
 			NoEvent: func(_ *metav1.Condition, c metav1.Condition) bool {
-				return c.Reason == polykubev1alpha1.ReasonDeploymentPending || c.Reason == polykubev1alpha1.ReasonProgressing
+				return c.Reason == polykubev1alpha1.ReasonDeploymentPending || c.Reason == polykubev1alpha1.ReasonProgressing ||
+					c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 			OnError: func(obj statusfinal.Object, err error) {
 				setBound(obj.(*polykubev1alpha1.DatastoreBinding), metav1.ConditionFalse, polykubev1alpha1.ReasonReconcileFailed, err.Error())

@@ -35,6 +35,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -139,6 +140,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The garbage collector deletes the Service through its owner reference.
 		return ctrl.Result{}, nil
 	}
+	if se.Spec.Suspend {
+		before := se.DeepCopy()
+		suspend.MarkSuspended(&se.Status.ObservedGeneration, &se.Status.Conditions, se.Generation, "ServiceEndpoint")
+		suspend.Handled(se, &se.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, se, ctrl.Result{}, nil)
+	}
 
 	obs, stale := r.observe(ctx, se)
 	if stale {
@@ -148,6 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := se.DeepCopy()
 	setStatus(se, obs)
+	suspend.Handled(se, &se.Status.LastHandledReconcileAt)
 	if obs.Err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 	}
@@ -167,7 +175,7 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 				if prev != nil {
 					previous = []metav1.Condition{*prev}
 				}
-				return !isTransition(previous, c)
+				return !isTransition(previous, c) || c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 			OnError: func(statusfinal.Object, error) {},
 		}

@@ -38,6 +38,7 @@ import (
 	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/placement"
 )
@@ -97,7 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
@@ -212,7 +213,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	before := wl.DeepCopy()
+	if wl.Spec.Suspend {
+		// Only the Ready condition is written; what runs here is left as it is.
+		suspend.MarkSuspended(&wl.Status.ObservedGeneration, &wl.Status.Conditions, wl.Generation, "Workload")
+		suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, wl, ctrl.Result{}, nil)
+	}
 	result, err := r.reconcileNormal(ctx, wl)
+	suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
 	r.recordMetrics(wl, err)
 	return r.finalizer().Finalize(ctx, before, wl, result, err)
 }
@@ -234,7 +242,7 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
 					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
 				}
-				return isTransitional(c.Reason)
+				return isTransitional(c.Reason) || c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 		}
 	})
@@ -262,6 +270,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	log := ctrl.LoggerFrom(ctx)
 	now := metav1.NewTime(r.now())
 	st := &wl.Status
+	lastReplicas := lastWrittenReplicas(st) // before this reconcile changes the status
 	st.Cluster = r.ClusterName
 	st.SpecHash = placement.SpecHash(wl.Spec)
 	st.ObservedGeneration = wl.Generation
@@ -422,7 +431,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	// HPA here the HPA owns the Deployment's replicas (writesReplicas).
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
 	manageReplicas := dep == nil || writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1))
-	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
+	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, lastReplicas, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -568,7 +577,7 @@ func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload
 // scales it) an existing Deployment's replicas are neither compared nor written. It returns the
 // Deployment as it now is.
 func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec,
-	replicas int32, manageReplicas bool, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	replicas int32, manageReplicas bool, lastReplicas int32, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
 	want := desiredDeployment(wl, effective, r.ClusterName, replicas, bindings, existing)
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
@@ -596,6 +605,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
 	}
+	countDrift(existing, want, manageReplicas, lastReplicas)
 	return updated, nil
 }
 
