@@ -88,7 +88,7 @@ func TestHelmChart_Values(t *testing.T) {
 	c := d.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Image).To(Equal("registry.example/polykube/operator@" + testDigest))
 	g.Expect(c.Args).To(ContainElements("--cluster-name=east", "--leader-elect=true"))
-	g.Expect(*d.Spec.Replicas).To(Equal(int32(1)))
+	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)), "the defaults are gitops/operator's: two replicas, one leader")
 	g.Expect(c.Resources.Requests.Cpu().String()).To(Equal("50m"), "the defaults are gitops/operator's")
 	g.Expect(d.Spec.Template.Spec.NodeSelector).To(BeEmpty())
 	g.Expect(d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
@@ -96,7 +96,7 @@ func TestHelmChart_Values(t *testing.T) {
 	out, err = renderChart(t, dir, map[string]any{
 		"clusterName":    "west",
 		"image":          map[string]any{"digest": "", "tag": "v9.9.9"},
-		"replicas":       2,
+		"replicas":       3,
 		"leaderElection": false,
 		"resources":      map[string]any{"limits": map[string]any{"memory": "512Mi"}},
 		"nodeSelector":   map[string]any{"kubernetes.io/os": "linux"},
@@ -107,7 +107,7 @@ func TestHelmChart_Values(t *testing.T) {
 	c = d.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Image).To(Equal("registry.example/polykube/operator:v9.9.9"))
 	g.Expect(c.Args).To(ContainElements("--cluster-name=west", "--leader-elect=false"))
-	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
+	g.Expect(*d.Spec.Replicas).To(Equal(int32(3)))
 	g.Expect(c.Resources.Limits.Memory().String()).To(Equal("512Mi"))
 	g.Expect(d.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("kubernetes.io/os", "linux"))
 	g.Expect(d.Spec.Template.Spec.Tolerations).To(HaveLen(1))
