@@ -32,7 +32,7 @@ func (r *Reconciler) ownMember(ctx context.Context) (member *polykubev1alpha1.Cl
 	if !member.DeletionTimestamp.IsZero() {
 		return nil, polykubev1alpha1.ReasonClusterMemberTerminating, fmt.Sprintf(
 			"ClusterMember %q (this cluster) is being deleted (since %s, finalizers %v); nothing is created, changed or deleted in this cluster while it is: "+
-				"if the roster in Git should list this cluster, restore it there; to take this cluster out of the Workload, name the other clusters in its spec instead",
+				"if the roster in Git should list this cluster, restore it there; to stop running Workloads here, change their targets or delete them, not this ClusterMember",
 			r.ClusterName, member.DeletionTimestamp.UTC().Format("2006-01-02T15:04:05Z"), member.Finalizers), nil
 	}
 	return member, "", "", nil

@@ -310,18 +310,17 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 		allocationMessage(alloc, bounds))
 	st.DesiredReplicas = desired
 
-	// Step 2: this operator's identity. Without its ClusterMember it creates and deletes nothing.
-	member := &polykubev1alpha1.ClusterMember{}
-	if err := r.Get(ctx, types.NamespacedName{Name: r.ClusterName}, member); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("get ClusterMember %q: %w", r.ClusterName, err)
-		}
+	// Step 2: this operator's identity. Without its ClusterMember, or while it is terminating,
+	// it creates, changes and deletes nothing (ownMember).
+	member, reason, msg, err := r.ownMember(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if member == nil {
 		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
 		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
-		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonClusterUnknown, fmt.Sprintf(
-			"no ClusterMember named %q (this operator's --cluster-name) exists in this cluster; nothing is created until the roster in Git lists it",
-			r.ClusterName))
+		ready(metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, nil
 	}
 

@@ -26,6 +26,8 @@ import (
 //   - False/InvalidSpec: the distribution cannot be allocated, or spec.overrides cannot be
 //     rendered (placement.EffectiveTemplate; the message names the override).
 //   - False/ClusterUnknown: no ClusterMember is named after this operator's --cluster-name.
+//   - False/ClusterMemberTerminating: this cluster's ClusterMember is being deleted. As with
+//     ClusterUnknown, nothing is created, changed or deleted here meanwhile.
 //   - False/Conflict: a Deployment or Service with the Workload's name exists and Polykube did
 //     not create it for this Workload; it is left untouched.
 //   - False/DeploymentPending: the Deployment has no status yet.
@@ -165,7 +167,8 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, statu
 func isErrorReason(reason string) bool {
 	switch reason {
 	case polykubev1alpha1.ReasonInvalidSpec, polykubev1alpha1.ReasonConflict,
-		polykubev1alpha1.ReasonClusterUnknown, polykubev1alpha1.ReasonReconcileFailed:
+		polykubev1alpha1.ReasonClusterUnknown, polykubev1alpha1.ReasonClusterMemberTerminating,
+		polykubev1alpha1.ReasonReconcileFailed:
 		return true
 	}
 	return false
