@@ -63,9 +63,11 @@ const (
 //   - Bound=True/Succeeded: the Secret has every key and every env var is in the Deployment.
 //   - Bound=False/SecretNotFound: the Secret does not exist in this cluster.
 //   - Bound=False/SecretKeyMissing: the Secret lacks keys; the message lists them.
+//   - Bound=False/SecretUnreadable: the operator may not read the Secret (Forbidden).
 //   - Bound=False/WorkloadNotFound: the referenced Workload does not exist.
-//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, or no container the
-//     binding names exists in the Workload's template.
+//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, no container the
+//     binding names exists in the Workload's template, or spec.secretRef.name is no Secret
+//     name (a binding created before the CRD refused such names).
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
