@@ -38,7 +38,6 @@ import (
 	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
-	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -229,9 +228,10 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 	r.finalOnce.Do(func() {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "Workload", Action: "Reconcile",
-			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition},
+			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition,
+				polykubev1alpha1.SecretsReadableCondition},
 			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
-				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
+				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition || c.Type == polykubev1alpha1.SecretsReadableCondition {
 					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
 				}
 				return isTransitional(c.Reason)
@@ -540,26 +540,6 @@ func (r *Reconciler) serviceEndpointProvidesService(ctx context.Context, wl *pol
 		return false, fmt.Errorf("get ServiceEndpoint %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
 	return se.Spec.WorkloadRef.Name == wl.Name, nil
-}
-
-// bindings lists the DatastoreBindings referencing the Workload and checks each one's Secret.
-// unresolved is true when at least one cannot be wired yet.
-func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload) ([]binding, bool, error) {
-	list := &polykubev1alpha1.DatastoreBindingList{}
-	if err := r.List(ctx, list, client.InNamespace(wl.Namespace)); err != nil {
-		return nil, false, fmt.Errorf("list DatastoreBindings in %s: %w", wl.Namespace, err)
-	}
-	var out []binding
-	unresolved := false
-	for _, b := range datastorebinding.ForWorkload(list.Items, wl.Name) {
-		res, err := datastorebinding.Resolve(ctx, r.Client, &b)
-		if err != nil {
-			return nil, false, fmt.Errorf("DatastoreBinding %s/%s: %w", b.Namespace, b.Name, err)
-		}
-		unresolved = unresolved || !res.OK()
-		out = append(out, binding{DatastoreBinding: b.DeepCopy(), resolved: res.OK()})
-	}
-	return out, unresolved, nil
 }
 
 // applyDeployment creates the Deployment or patches it when the labels, the template hash or,
