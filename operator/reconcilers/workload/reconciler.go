@@ -82,8 +82,9 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Deployments, Services and HorizontalPodAutoscalers
 // are mapped to the Workload of the same name whether or not they are owned by it (which covers
 // what Owns would, since every object the Workload owns has its name), so that a conflicting
-// object that goes away is noticed; an HPA only when its spec, labels or owners change, not on
-// the status its controller keeps writing. This cluster's ClusterMember maps to every Workload
+// object that goes away is noticed; an HPA also to the Workload whose Deployment it scales (one
+// Polykube did not make takes the replicas over), and only when its spec, labels or owners
+// change, not on the status its controller keeps writing. This cluster's ClusterMember maps to every Workload
 // (the operator's identity may appear late), every other one to the Workloads with
 // targetSelectors (the roster they select from); DatastoreBindings map to the Workload they
 // reference.
@@ -99,7 +100,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(forHPA),
+			builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
 		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
@@ -420,7 +422,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	// Step 6: the Deployment (from the effective template), its HPA and the Service. With an
 	// HPA here the HPA owns the Deployment's replicas (writesReplicas).
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
-	manageReplicas := dep == nil || writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1))
+	// An HPA Polykube did not make that scales the Deployment has its replicas (foreignhpa.go).
+	foreign, err := r.foreignHPAs(ctx, wl, hpa)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	manageReplicas := dep == nil || (len(foreign) == 0 && writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1)))
 	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
 	if errors.Is(err, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -465,13 +472,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 			st.DesiredReplicas = current
 		}
 	}
+	if len(foreign) > 0 && !hpaHere {
+		want = ptr.Deref(dep.Spec.Replicas, 1)
+	}
 	obs := observe(dep, want)
-	if hpaHere {
+	if hpaHere || len(foreign) > 0 {
 		obs.Current = ptr.To(want)
 	}
 	st.Targets = targetStatuses(alloc, bounds, r.ClusterName, &obs, wl.Generation, st.Targets, now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
-	ready(readyFromPhase(wl, obs, want))
+	if len(foreign) > 0 {
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonForeignHPA, foreignHPAMessage(wl, foreign, want, replicas, autoscaled))
+	} else {
+		ready(readyFromPhase(wl, obs, want))
+	}
 	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase, "appliedOverrides", applied)
 	return result, nil
 }

@@ -30,6 +30,9 @@ import (
 //     ClusterUnknown, nothing is created, changed or deleted here meanwhile.
 //   - False/Conflict: a Deployment or Service with the Workload's name exists and Polykube did
 //     not create it for this Workload; it is left untouched.
+//   - False/ForeignHPA: an HPA Polykube did not make (kubectl autoscale, KEDA) scales the
+//     Deployment; its replicas are left to it, everything else is applied. The message names
+//     the HPA and what to do (foreignhpa.go).
 //   - False/DeploymentPending: the Deployment has no status yet.
 //   - False/Progressing: the Deployment is rolling out or scaling.
 //   - False/Degraded: the Deployment reports ReplicaFailure or Progressing=False.
