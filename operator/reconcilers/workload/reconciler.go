@@ -212,6 +212,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	if r.finalizer().Behind(wl) {
+		// The cache has not caught up with this process's last status write: the copy may carry
+		// an older spec or failover state. Acting on it could scale the Deployment and, a
+		// second later, back; the newer copy is on its way.
+		ctrl.LoggerFrom(ctx).V(1).Info("The cached Workload is older than the last status write; reconciling again", "resourceVersion", wl.ResourceVersion)
+		return ctrl.Result{RequeueAfter: statusfinal.DefaultStaleRetry}, nil
+	}
 	before := wl.DeepCopy()
 	result, err := r.reconcileNormal(ctx, wl)
 	r.recordMetrics(wl, err)
