@@ -436,10 +436,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	}
 	manageReplicas := dep == nil || (len(foreign) == 0 && writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1)))
 	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
-	if errors.Is(err, errCacheBehind) {
+	switch {
+	case errors.Is(err, errCacheBehind):
 		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	if err != nil {
+	case apierrors.IsInvalid(err):
+		// Template content the Workload's schema accepts and the Deployment API refuses: only a
+		// change of the Workload helps, so it is not retried. A running Deployment stays as it is.
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, fmt.Sprintf(
+			"the API server refused the Deployment rendered from spec.template (with this cluster's overrides): %v; fix spec.template or spec.overrides in Git", err))
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	case err != nil:
 		return ctrl.Result{}, err
 	}
 	if autoscaled || hpa != nil {

@@ -23,8 +23,9 @@ import (
 //     autoscaled Workload the desired replicas are the Deployment's own spec.replicas, which
 //     its HPA sets within this cluster's bounds: scaling is not a difference to report.
 //   - True/NotTargeted: this cluster is not a target; nothing runs here.
-//   - False/InvalidSpec: the distribution cannot be allocated, or spec.overrides cannot be
-//     rendered (placement.EffectiveTemplate; the message names the override).
+//   - False/InvalidSpec: the distribution cannot be allocated, spec.overrides cannot be
+//     rendered (placement.EffectiveTemplate; the message names the override), or the API
+//     server refuses the Deployment or HPA rendered from the spec (the message quotes it).
 //   - False/ClusterUnknown: no ClusterMember is named after this operator's --cluster-name.
 //   - False/ClusterMemberTerminating: this cluster's ClusterMember is being deleted. As with
 //     ClusterUnknown, nothing is created, changed or deleted here meanwhile.
