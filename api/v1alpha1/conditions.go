@@ -159,6 +159,12 @@ const (
 	// before, and stops none of the Workload's other work.
 	SecretsReadableCondition = "SecretsReadable"
 
+	// TargetsKnownCondition (Workload, only with spec.distribution.targets) is True when every
+	// cluster the targets name has a ClusterMember in this cluster's roster; False/UnknownTargets
+	// names the ones that have none (a typo in a clusterRef, or a member not delivered yet):
+	// their replicas run nowhere.
+	TargetsKnownCondition = "TargetsKnown"
+
 	// ReasonClusterMemberTerminating (Workload Ready): this cluster's own ClusterMember is being
 	// deleted (a finalizer holds it, or a foreground deletion waits). While it is, the Workload
 	// creates, changes and deletes nothing in this cluster, as when the member is absent
@@ -171,7 +177,7 @@ const (
 	// (kubectl autoscale, KEDA) scales the Workload's Deployment. The operator leaves the
 	// Deployment's replicas to it and says so; the message names the HPA and what to do.
 	ReasonForeignHPA = "ForeignHPA"
-	// ReasonUnknownTargets (Workload Allocated): spec.distribution.targets names clusters no
+	// ReasonUnknownTargets (Workload TargetsKnown): spec.distribution.targets names clusters no
 	// ClusterMember of the roster is named after (a typo, or a member not delivered yet).
 	// Nothing runs for them; every other target gets its share.
 	ReasonUnknownTargets = "UnknownTargets"
