@@ -178,7 +178,8 @@ var memberAppearsChangesOrGoes = predicate.Funcs{
 }
 
 // workloadsAfterMemberChange enqueues the Workloads a ClusterMember change concerns: every
-// Workload when it is this cluster's own member, else those with targetSelectors.
+// Workload when it is this cluster's own member, else those with targetSelectors and those
+// whose targets name it (TargetsKnown).
 func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Object) []reconcile.Request {
 	own := o.GetName() == r.ClusterName
 	list := &polykubev1alpha1.WorkloadList{}
@@ -188,7 +189,7 @@ func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Ob
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if own || placement.UsesRoster(&list.Items[i]) {
+		if own || placement.UsesRoster(&list.Items[i]) || namesTarget(&list.Items[i], o.GetName()) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -238,9 +239,9 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "Workload", Action: "Reconcile",
 			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition,
-				polykubev1alpha1.SecretsReadableCondition},
+				polykubev1alpha1.SecretsReadableCondition, polykubev1alpha1.TargetsKnownCondition},
 			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
-				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition || c.Type == polykubev1alpha1.SecretsReadableCondition {
+				if c.Type != polykubev1alpha1.ReadyCondition {
 					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
 				}
 				return isTransitional(c.Reason)
@@ -318,6 +319,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
 		allocationMessage(alloc, bounds))
 	st.DesiredReplicas = desired
+	if err := r.setTargetsKnown(ctx, wl, roster, placement.UsesRoster(wl)); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	// Step 2: this operator's identity. Without its ClusterMember, or while it is terminating,
 	// it creates, changes and deletes nothing (ownMember).
