@@ -63,8 +63,11 @@ func TestReconciler_BindingSecretUnreadable_ScalingGoesOn(t *testing.T) {
 		StringData: map[string]string{"host": "db.internal", "password": "x"}}
 	Expect(c.Create(ctx, secret)).To(Succeed())
 	Expect(c.Create(ctx, dbBinding(ns, "ledger-db"))).To(Succeed())
-	cond, _ := eventuallyBound(t, c, ns, metav1.ConditionFalse, polykubev1alpha1.ReasonSecretUnreadable)
-	Expect(cond.Message).To(ContainSubstring("forbidden"))
+	// The operator has seen the binding once it reported on it.
+	Eventually(func(g Gomega) {
+		cond, _ := bindingCondition(g, c, ns)
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// The Workload scales from 1 to 3 all the same.
 	w := &polykubev1alpha1.Workload{}
@@ -73,9 +76,11 @@ func TestReconciler_BindingSecretUnreadable_ScalingGoesOn(t *testing.T) {
 	Expect(c.Update(ctx, w)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(*getDeployment(g, c, ns, "orders").Spec.Replicas).To(Equal(int32(3)))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "the Workload scaled from 1 to 3 although one binding's Secret cannot be read")
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "the Workload must scale from 1 to 3 although one binding's Secret cannot be read")
 
-	// The Workload names the binding and says why.
+	// The binding says why, and so does the Workload, naming it.
+	cond, _ := eventuallyBound(t, c, ns, metav1.ConditionFalse, polykubev1alpha1.ReasonSecretUnreadable)
+	Expect(cond.Message).To(ContainSubstring("forbidden"))
 	Eventually(func(g Gomega) {
 		w := &polykubev1alpha1.Workload{}
 		g.Expect(c.Get(ctx, key(ns, "orders"), w)).To(Succeed())
