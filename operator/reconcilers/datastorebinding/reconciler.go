@@ -34,6 +34,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/placement"
 )
@@ -69,6 +70,8 @@ const (
 //     binding names exists in the Workload's template, or spec.secretRef.name is no Secret
 //     name (a binding created before the CRD refused such names).
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
+//   - Bound=False/ClusterUnknown or ClusterMemberTerminating: this cluster's own ClusterMember
+//     is absent or being deleted; the Workload changes nothing here, BoundEnv stays as it was.
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
 //   - Bound=False/EnvConflict: a binding of the same Workload established earlier maps one of
@@ -171,6 +174,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 		b.Status.BoundEnv = nil
 		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonWorkloadNotFound,
 			fmt.Sprintf("Workload %s does not exist; create it or fix spec.workloadRef.name", wlKey))
+		return ctrl.Result{}, nil
+	}
+	// While this cluster's own ClusterMember is absent or terminating, the Workload changes
+	// nothing here (package ownmember): the env vars wired stay, and so does BoundEnv.
+	if member, reason, msg, err := ownmember.Get(ctx, r.Client, r.ClusterName); err != nil {
+		return ctrl.Result{}, err
+	} else if member == nil {
+		setBound(b, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, nil
 	}
 	var roster []polykubev1alpha1.ClusterMember
