@@ -7,10 +7,12 @@ import (
 // LocalSecretReference names a Secret in the same namespace, in the cluster where the binding
 // is reconciled. Polykube never copies Secrets between clusters.
 type LocalSecretReference struct {
-	// Name of the Secret.
+	// Name of the Secret: a DNS subdomain, as every Secret's name is (lower case letters,
+	// digits, '-' and '.'). A name no Secret can have would fail every read of it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
 

@@ -34,6 +34,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
@@ -64,10 +65,14 @@ const (
 //   - Bound=True/Succeeded: the Secret has every key and every env var is in the Deployment.
 //   - Bound=False/SecretNotFound: the Secret does not exist in this cluster.
 //   - Bound=False/SecretKeyMissing: the Secret lacks keys; the message lists them.
+//   - Bound=False/SecretUnreadable: the operator may not read the Secret (Forbidden).
 //   - Bound=False/WorkloadNotFound: the referenced Workload does not exist.
-//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, or no container the
-//     binding names exists in the Workload's template.
+//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, no container the
+//     binding names exists in the Workload's template, or spec.secretRef.name is no Secret
+//     name (a binding created before the CRD refused such names).
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
+//   - Bound=False/ClusterUnknown or ClusterMemberTerminating: this cluster's own ClusterMember
+//     is absent or being deleted; the Workload changes nothing here, BoundEnv stays as it was.
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
 //   - Bound=False/EnvConflict: a binding of the same Workload established earlier maps one of
@@ -177,6 +182,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 		b.Status.BoundEnv = nil
 		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonWorkloadNotFound,
 			fmt.Sprintf("Workload %s does not exist; create it or fix spec.workloadRef.name", wlKey))
+		return ctrl.Result{}, nil
+	}
+	// While this cluster's own ClusterMember is absent or terminating, the Workload changes
+	// nothing here (package ownmember): the env vars wired stay, and so does BoundEnv.
+	if member, reason, msg, err := ownmember.Get(ctx, r.Client, r.ClusterName); err != nil {
+		return ctrl.Result{}, err
+	} else if member == nil {
+		setBound(b, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, nil
 	}
 	var roster []polykubev1alpha1.ClusterMember

@@ -34,6 +34,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
@@ -202,6 +203,15 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		return obs, false
 	default:
 		obs.WorkloadFound = true
+		// A terminating own member is left out of the targets labels select, while the Workload
+		// keeps running here: say so rather than NotTargeted. An absent one changes nothing in
+		// the report (the roster may still be arriving; the Service is wanted either way).
+		if member, reason, msg, err := ownmember.Get(ctx, r.Client, r.ClusterName); err != nil {
+			obs.Err = err
+			return obs, false
+		} else if member == nil && reason == polykubev1alpha1.ReasonClusterMemberTerminating {
+			obs.MemberReason, obs.MemberMessage = reason, msg
+		}
 		var roster []polykubev1alpha1.ClusterMember
 		if placement.UsesRoster(wl) {
 			list := &polykubev1alpha1.ClusterMemberList{}
