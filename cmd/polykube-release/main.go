@@ -2,7 +2,8 @@
 // Docker (make release VERSION=vX.Y.Z [DIST=dir]), and pushes a built one to its registry
 // (polykube-release publish; make publish), and builds the operator of the previous release
 // named in release/PREVIOUS from a git worktree (polykube-release previous-operator; make
-// previous-operator). See internal/release.
+// previous-operator), and runs this tree's upgrade-contract tests against that release's code
+// (polykube-release previous-contract; make upgrade-contract). See internal/release.
 package main
 
 import (
@@ -30,6 +31,19 @@ func run() error {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "previous-operator" {
 		return previousOperator(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "previous-contract" {
+		if len(os.Args) > 2 {
+			return fmt.Errorf("unexpected arguments %q: previous-contract takes none", os.Args[2:])
+		}
+		root, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		_, err = release.CheckPreviousContract(ctx, root, "", os.Stdout)
+		return err
 	}
 	o := release.Options{Out: os.Stdout}
 	var imagePlatforms, cliPlatforms string

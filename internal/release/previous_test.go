@@ -87,3 +87,21 @@ func worktrees(t *testing.T, root string) []string {
 	}
 	return wts
 }
+
+// TestPreviousRelease_KeepsTheUpgradeContract runs this tree's upgrade-contract tests
+// (placement's TestContract_Allocation, the workload reconciler's TestContract_RenderedObjects)
+// against the previous release's code (CheckPreviousContract): the previous release must
+// compute the allocation and render the objects the golden files pin, as this tree does. So
+// the golden files cannot change unless release/PREVIOUS moves too.
+func TestPreviousRelease_KeepsTheUpgradeContract(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the tests of another commit; not with -short")
+	}
+	var progress strings.Builder
+	prev, err := CheckPreviousContract(context.Background(), repoRoot(t), "", &progress)
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the previous release %s (%s) keeps the contract", prev.Version, prev.Commit)
+}
