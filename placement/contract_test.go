@@ -118,12 +118,15 @@ func TestContract_CorpusCoversEveryCase(t *testing.T) {
 		}
 		has["a Workload with ports"] = has["a Workload with ports"] || len(w.Spec.Ports) > 0
 	}
+	if len(c.Bindings) > 0 {
+		has["a DatastoreBinding"] = true
+	}
 	for _, want := range []string{
 		"strategy Static", "strategy MultiCloudWeighted", "a total (distribution.replicas)",
 		"a target with weight", "a target with replicas", "a target with maxReplicas",
 		"a targetSelectors rule with replicas", "a targetSelectors rule with weight", "a targetSelectors rule with maxReplicas",
 		"an override selecting by name", "an override selecting by labels",
-		"autoscaling with Static", "autoscaling with MultiCloudWeighted", "failover with deficit cases", "a Workload with ports",
+		"autoscaling with Static", "autoscaling with MultiCloudWeighted", "failover with deficit cases", "a Workload with ports", "a DatastoreBinding",
 	} {
 		if !has[want] {
 			t.Errorf("the corpus (%s) has no Workload with %s; add one", filepath.Join(contractDir, contract.WorkloadsFile), want)

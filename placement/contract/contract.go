@@ -29,6 +29,7 @@ const (
 	WorkloadsFile = "workloads.yaml" // Workloads, one YAML document each
 	RosterFile    = "roster.yaml"    // ClusterMembers, one YAML document each
 	FailoverFile  = "failover.yaml"  // namespace/name → case name → cluster → deficit
+	BindingsFile  = "bindings.yaml"  // DatastoreBindings, one YAML document each
 )
 
 // Corpus is a set of Workloads and the roster they are placed over.
@@ -37,6 +38,8 @@ type Corpus struct {
 	Roster    []polykubev1alpha1.ClusterMember
 	// Failover holds, per Workload (namespace/name), named deficit cases to plan failover for.
 	Failover map[string]map[string]placement.Deficits
+	// Bindings are DatastoreBindings of the Workloads, in the order they were established.
+	Bindings []polykubev1alpha1.DatastoreBinding
 }
 
 // Load reads the corpus in dir.
@@ -62,6 +65,16 @@ func Load(dir string) (Corpus, error) {
 	}); err != nil {
 		return c, err
 	}
+	if err := readDocs(filepath.Join(dir, BindingsFile), func(b []byte) error {
+		var db polykubev1alpha1.DatastoreBinding
+		if err := yaml.UnmarshalStrict(b, &db); err != nil {
+			return err
+		}
+		c.Bindings = append(c.Bindings, db)
+		return nil
+	}); err != nil {
+		return c, err
+	}
 	b, err := os.ReadFile(filepath.Join(dir, FailoverFile))
 	if err != nil {
 		return c, err
@@ -76,6 +89,11 @@ func Load(dir string) (Corpus, error) {
 			return c, fmt.Errorf("%s: Workload %s appears twice", WorkloadsFile, key)
 		}
 		known[key] = true
+	}
+	for _, db := range c.Bindings {
+		if key := db.Namespace + "/" + db.Spec.WorkloadRef.Name; !known[key] {
+			return c, fmt.Errorf("%s: DatastoreBinding %s/%s binds Workload %s, which %s does not hold", BindingsFile, db.Namespace, db.Name, key, WorkloadsFile)
+		}
 	}
 	for key := range c.Failover {
 		if !known[key] {

@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/golden"
+	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/placement"
 	"github.com/polykube/polykube/placement/contract"
 )
@@ -63,7 +65,7 @@ func TestContract_RenderedObjects(t *testing.T) {
 					t.Fatalf("effective template of %s in %s: %v", key, cluster, err)
 				}
 				got := renderedObjects{
-					Deployment: desiredDeployment(wl, effective, cluster, share.Replicas, nil, nil),
+					Deployment: desiredDeployment(wl, effective, cluster, share.Replicas, bindingsOf(c, wl), nil),
 					Service:    desiredService(wl, cluster),
 				}
 				if b, _ := bounds.For(cluster); autoscaled && b.Autoscaled() {
@@ -90,6 +92,22 @@ func TestContract_RenderedObjects(t *testing.T) {
 	if len(entries) == 0 && !golden.Updating() {
 		t.Error("no golden file under testdata/contract/: run the test with -update to create them")
 	}
+}
+
+// bindingsOf are the corpus's DatastoreBindings of wl, in the order the operator applies them,
+// each with its Secret present.
+func bindingsOf(c contract.Corpus, wl *polykubev1alpha1.Workload) []binding {
+	var out []binding
+	var inNamespace []polykubev1alpha1.DatastoreBinding
+	for _, b := range c.Bindings {
+		if b.Namespace == wl.Namespace {
+			inNamespace = append(inNamespace, b)
+		}
+	}
+	for _, b := range datastorebinding.ForWorkload(inNamespace, wl.Name) {
+		out = append(out, binding{DatastoreBinding: b.DeepCopy(), resolved: true})
+	}
+	return out
 }
 
 // consequence says what a difference at path (of renderedObjects) does to a running cluster.
