@@ -109,6 +109,15 @@ release: ## Build a release into DIST (default dist/), offline and without Docke
 publish: ## Push the image and the Flux artifact of DIST to the registry they were built for, after checking SHA256SUMS (REGISTRY=host:port, INSECURE=1 for plain HTTP).
 	$(GO) run ./cmd/polykube-release publish -dist $(DIST) $(if $(REGISTRY),-registry $(REGISTRY)) $(if $(INSECURE),-insecure)
 
+.PHONY: previous-operator
+previous-operator: ## Build the operator of the previous release (release/PREVIOUS) from a git worktree into bin/polykube-operator-previous.
+	$(GO) run ./cmd/polykube-release previous-operator -o bin/polykube-operator-previous
+
+.PHONY: upgrade-contract
+upgrade-contract: ## Run the upgrade-contract tests (allocation and rendered objects of the corpus) against the previous release's code too.
+	$(GO) test ./placement/ ./operator/reconcilers/workload/ -run '^TestContract_' -count=1
+	$(GO) run ./cmd/polykube-release previous-contract
+
 ##@ Developing
 
 .PHONY: test

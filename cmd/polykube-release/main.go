@@ -1,6 +1,9 @@
 // Command polykube-release builds a Polykube release into a directory, offline and without
 // Docker (make release VERSION=vX.Y.Z [DIST=dir]), and pushes a built one to its registry
-// (polykube-release publish; make publish). See internal/release.
+// (polykube-release publish; make publish), and builds the operator of the previous release
+// named in release/PREVIOUS from a git worktree (polykube-release previous-operator; make
+// previous-operator), and runs this tree's upgrade-contract tests against that release's code
+// (polykube-release previous-contract; make upgrade-contract). See internal/release.
 package main
 
 import (
@@ -25,6 +28,22 @@ func main() {
 func run() error {
 	if len(os.Args) > 1 && os.Args[1] == "publish" {
 		return publish(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "previous-operator" {
+		return previousOperator(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "previous-contract" {
+		if len(os.Args) > 2 {
+			return fmt.Errorf("unexpected arguments %q: previous-contract takes none", os.Args[2:])
+		}
+		root, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		_, err = release.CheckPreviousContract(ctx, root, "", os.Stdout)
+		return err
 	}
 	o := release.Options{Out: os.Stdout}
 	var imagePlatforms, cliPlatforms string
@@ -69,6 +88,37 @@ func publish(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return release.Publish(ctx, o)
+}
+
+// previousOperator builds the previous release's operator binary: polykube-release
+// previous-operator -o bin/polykube-operator-previous [-platform os/arch].
+func previousOperator(args []string) error {
+	fs := flag.NewFlagSet("previous-operator", flag.ContinueOnError)
+	o := release.PreviousOperatorOptions{Out: os.Stdout}
+	var platform string
+	fs.StringVar(&o.Output, "o", "bin/polykube-operator-previous", "path of the operator binary to write")
+	fs.StringVar(&platform, "platform", "", "os/arch to build for; empty: this machine's")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: previous-operator takes flags only", fs.Args())
+	}
+	if platform != "" {
+		p, err := release.ParsePlatform(platform)
+		if err != nil {
+			return fmt.Errorf("-platform: %w", err)
+		}
+		o.Platform = &p
+	}
+	var err error
+	if o.RepoRoot, err = os.Getwd(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = release.BuildPreviousOperator(ctx, o)
+	return err
 }
 
 func join(ps []release.Platform) string {

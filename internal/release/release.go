@@ -239,9 +239,13 @@ func (b *build) goBuild(ctx context.Context, pkg string, p Platform, out string)
 	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Commit=%s", v, b.Version, v, b.commit)
 	cmd := exec.CommandContext(ctx, b.Go, "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = b.RepoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if p.OS != "" {
+		// The zero Platform builds for this machine.
+		cmd.Env = append(cmd.Env, "GOOS="+p.OS, "GOARCH="+p.Arch)
+	}
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("CGO_ENABLED=0 GOOS=%s GOARCH=%s %s: %w\n%s", p.OS, p.Arch, strings.Join(cmd.Args, " "), err, output)
+		return fmt.Errorf("CGO_ENABLED=0 GOOS=%s GOARCH=%s %s (in %s): %w\n%s", p.OS, p.Arch, strings.Join(cmd.Args, " "), cmd.Dir, err, output)
 	}
 	return nil
 }
