@@ -17,6 +17,7 @@ COPY api/ api/
 COPY operator/ operator/
 COPY placement/ placement/
 COPY internal/meshview/ internal/meshview/
+COPY internal/version/ internal/version/
 COPY testbed/datapath/echo/ testbed/datapath/echo/
 ENV CGO_ENABLED=0 GOFLAGS=-trimpath
 RUN go build -ldflags="-s -w" -o /out/polykube-operator ./operator \

@@ -94,6 +94,30 @@ tools: testbed-bin ## Build or reuse the pinned toolchain (kube-apiserver, etcd,
 testbed-bin: ## Compile polykube-testbed into bin/ (says so on a first run; incremental afterwards).
 	@scripts/testbed-bin.sh $(TESTBED_BIN)
 
+##@ Releasing
+
+DIST ?= dist
+# REGISTRY=host:port builds and publishes for that registry (a test bed's, a mirror's).
+RELEASE_REPOSITORY ?= $(if $(REGISTRY),$(REGISTRY)/polykube/operator,ghcr.io/polykube/operator)
+
+.PHONY: release
+release: ## Build a release into DIST (default dist/), offline and without Docker: make release VERSION=vX.Y.Z [DIST=dir] [REGISTRY=host:port].
+	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z (a semver tag, for example v0.1.0)" >&2; exit 2; fi
+	$(GO) run ./cmd/polykube-release -version $(VERSION) -dist $(DIST) -repository $(RELEASE_REPOSITORY)
+
+.PHONY: publish
+publish: ## Push the image and the Flux artifact of DIST to the registry they were built for, after checking SHA256SUMS (REGISTRY=host:port, INSECURE=1 for plain HTTP).
+	$(GO) run ./cmd/polykube-release publish -dist $(DIST) $(if $(REGISTRY),-registry $(REGISTRY)) $(if $(INSECURE),-insecure)
+
+.PHONY: previous-operator
+previous-operator: ## Build the operator of the previous release (release/PREVIOUS) from a git worktree into bin/polykube-operator-previous.
+	$(GO) run ./cmd/polykube-release previous-operator -o bin/polykube-operator-previous
+
+.PHONY: upgrade-contract
+upgrade-contract: ## Run the upgrade-contract tests (allocation and rendered objects of the corpus) against the previous release's code too.
+	$(GO) test ./placement/ ./operator/reconcilers/workload/ -run '^TestContract_' -count=1
+	$(GO) run ./cmd/polykube-release previous-contract
+
 ##@ Developing
 
 .PHONY: test
@@ -113,9 +137,11 @@ test: tools ## Run everything that runs here: unit, real-API-server integration,
 	  exit $$status
 
 .PHONY: bench
-bench: tools ## Run the benchmarks and print their figures (not asserted).
+bench: tools ## Run the benchmarks and print their figures beside their goals (not asserted); append them to docs/bench-history.tsv.
+	@mkdir -p $(ARTIFACTS)
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
-	  $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	  $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./... | tee $(ARTIFACTS)/bench.txt
+	@scripts/bench/history.sh $(ARTIFACTS)/bench.txt docs/bench-history.tsv
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code, CRDs and RBAC from the API and operator markers.

@@ -4,7 +4,8 @@ Feature: Nothing is lost by a mistake
   mistakes happen in every fleet. None of them deletes a workload or restarts its pods. An
   operator pins itself to the cluster it runs in and refuses to act as another member; the
   Polykube CRDs cannot be pruned by Flux (or Argo CD); a Workload applied again takes back the
-  Deployment that Polykube made for it.
+  Deployment that Polykube made for it; while a cluster's own ClusterMember is being deleted, its
+  operator changes nothing there.
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"
@@ -59,4 +60,30 @@ Feature: Nothing is lost by a mistake
       | beta    | 2        |
       | gamma   | 2        |
     And the pods of "web" in cluster "alpha" are the ones it had before
+    And no Deployment of "web" was deleted or duplicated
+
+  Scenario: Deleting this cluster's own ClusterMember deletes no workload
+    A foreground prune (Argo CD's default) or any finalizer keeps a deleted ClusterMember
+    terminating; one commit that drops the roster does that in every cluster at once. A
+    terminating member is no target of a label selector, yet the Workloads that reach the
+    cluster by label keep their Deployments: the operator changes nothing there and says why.
+    Given a Workload "cart" with strategy MultiCloudWeighted and 4 replicas in total, targeting the clusters labelled:
+      | labels | weight |
+      | geo=eu | 1      |
+    And I commit the Workload "cart" to Git
+    And the replicas of "cart" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+    When the ClusterMember "alpha" in cluster "alpha" is deleted while a finalizer holds it
+    Then the Workload "cart" in cluster "alpha" reports Ready False with reason ClusterMemberTerminating
+    And the Workload "web" in cluster "alpha" reports Ready False with reason ClusterMemberTerminating
+    And the replicas of "cart" stay as they are while the ClusterMember "alpha" is terminating
+    When the finalizer on the ClusterMember "alpha" in cluster "alpha" is removed
+    And Flux in cluster "alpha" applies its last revision again
+    Then the replicas of "cart" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+    And no Deployment of "cart" was deleted or duplicated
     And no Deployment of "web" was deleted or duplicated

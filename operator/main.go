@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/polykube/polykube/internal/version"
 	"github.com/polykube/polykube/operator/internal/flags"
 	"github.com/polykube/polykube/operator/internal/setup"
 )
@@ -30,8 +31,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if parsed.Version {
+		fmt.Println("polykube-operator", version.Get())
+		return nil
+	}
+	parsed.Options.OperatorVersion = version.Version
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&parsed.Zap)))
 	log := ctrl.Log.WithName("setup")
+	info := version.Get()
+	log.Info("Polykube operator", "version", info.Version, "commit", info.Commit, "go", info.GoVersion, "platform", info.Platform)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -20,7 +20,10 @@ import (
 // declaration order, map keys sorted), SHA-256, the first 16 bytes hex-encoded. Every operator
 // writes it to status.specHash and polykube-status compares the copies of a Workload across
 // clusters with it, so it is part of the contract between them, like the allocation.
+// spec.suspend is left out: pausing one cluster's operator changes no decision, and a hash that
+// moved with it would make the paused cluster look as if it ran another spec.
 func SpecHash(spec polykubev1alpha1.WorkloadSpec) string {
+	spec.Suspend = false
 	return hashJSON("spec hash", spec)
 }
 

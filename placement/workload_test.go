@@ -36,3 +36,15 @@ func TestSpecHash_IsStable(t *testing.T) {
 		t.Errorf("SpecHash changed: %s, was %s; operators of different versions would report SpecMismatch", h, pinnedSpecHash)
 	}
 }
+
+// Suspending a Workload in one cluster changes no decision: its hash stays the one every other
+// cluster writes.
+func TestSpecHash_IgnoresSuspend(t *testing.T) {
+	spec := polykubev1alpha1.WorkloadSpec{Distribution: polykubev1alpha1.Distribution{
+		Strategy: polykubev1alpha1.StrategyStatic, Targets: []polykubev1alpha1.DistributionTarget{{ClusterRef: "east", Replicas: i32(2)}}}}
+	suspended := spec
+	suspended.Suspend = true
+	if a, b := SpecHash(spec), SpecHash(suspended); a != b {
+		t.Errorf("suspend changed the spec hash: %s, suspended %s", a, b)
+	}
+}

@@ -11,6 +11,8 @@ import (
 
 func newClusterMember() harness.Conditioned { return &polykubev1alpha1.ClusterMember{} }
 
+func newWorkload() harness.Conditioned { return &polykubev1alpha1.Workload{} }
+
 // mistakeSteps: ordinary mistakes that must lose nothing (features/nothing-lost.feature).
 func mistakeSteps(r *registry) {
 	r.step(`^the operator of cluster "([^"]*)" is started with the cluster name "([^"]*)"$`, func(ctx context.Context, cluster, name string) error {
@@ -24,6 +26,18 @@ func mistakeSteps(r *registry) {
 			return s.AwaitConditions(ctx, []string{cluster}, newClusterMember, member,
 				harness.Condition{Type: condition, Status: metav1.ConditionStatus(status), Reason: reason})
 		})
+	})
+	r.step(`^the Workload "([^"]*)" in cluster "([^"]*)" reports (\w+) (True|False) with reason (\w+)$`, func(ctx context.Context, name, cluster, condition, status, reason string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			return s.AwaitConditions(ctx, []string{cluster}, newWorkload, name,
+				harness.Condition{Type: condition, Status: metav1.ConditionStatus(status), Reason: reason})
+		})
+	})
+	r.step(`^the ClusterMember "([^"]*)" in cluster "([^"]*)" is deleted while a finalizer holds it$`, func(ctx context.Context, member, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.DeleteMemberHeld(ctx, cluster, member) })
+	})
+	r.step(`^the finalizer on the ClusterMember "([^"]*)" in cluster "([^"]*)" is removed$`, func(ctx context.Context, member, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.ReleaseMember(ctx, cluster, member) })
 	})
 	r.step(`^the operator's Flux Kustomization is deleted in every cluster$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.DeleteOperatorKustomization(ctx) })

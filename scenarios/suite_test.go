@@ -278,6 +278,7 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
+	wantsSoak := regexp.MustCompile(`(^|[^~])@soak\b`).MatchString(userTags)
 	// The @argocd scenarios run on a federation that delivers with Argo CD, and only they do:
 	// the rest are Flux's, whose run covers them (make test runs both).
 	argoCD := delivery == topology.DeliveryArgoCD
@@ -291,6 +292,9 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
+	}
+	if !wantsSoak {
+		plan.tags = harness.AndNot(plan.tags, "@soak")
 	}
 	for _, p := range pickles {
 		if !harness.MatchTags(userTags, p.Tags) {
@@ -309,6 +313,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 				reason = "no reason given; add a \"# wip: …\" comment above the tag"
 			}
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
+		case p.HasTag("@soak") && !wantsSoak:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
 		default:
 			plan.toRun++
 			for tag, addon := range tagAddons {

@@ -89,6 +89,13 @@ type ClusterMemberStatus struct {
 	// +optional
 	Local bool `json:"local,omitempty"`
 
+	// OperatorVersion is the version of the Polykube operator running in this cluster, written
+	// only on the local ClusterMember. While a fleet upgrades one cluster at a time, the local
+	// members of the clusters show which release each runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	OperatorVersion string `json:"operatorVersion,omitempty"`
+
 	// Conditions describe the member as seen from this cluster.
 	// +optional
 	// +listType=map
@@ -106,6 +113,7 @@ type ClusterMemberStatus struct {
 // +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
 // +kubebuilder:printcolumn:name="Cluster ID",type=integer,JSONPath=`.spec.mesh.clusterID`
 // +kubebuilder:printcolumn:name="Local",type=boolean,JSONPath=`.status.local`
+// +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.status.operatorVersion`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 32",message="metadata.name: a cluster name must be at most 32 characters (Cilium ClusterMesh limit)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name: a cluster name must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"

@@ -121,7 +121,16 @@ const (
 	ReasonFailoverStarted = "FailoverStarted"
 	// ReasonFailoverEnded (event): every peer's deficit ended and the extra replicas are given back.
 	ReasonFailoverEnded = "FailoverEnded"
+
+	// ReasonSuspended (Ready=Unknown on Workload, ServiceEndpoint, DatastoreBinding): spec.suspend
+	// is true; the operator changes nothing for the object in this cluster until it is false.
+	ReasonSuspended = "Suspended"
 )
+
+// ReconcileRequestedAtAnnotation asks the operator to reconcile an object now (as Flux's
+// reconcile.fluxcd.io/requestedAt): any new value, conventionally the current time, triggers a
+// reconcile, and status.lastHandledReconcileAt echoes the value once it ran.
+const ReconcileRequestedAtAnnotation = "reconcile.polykube.kismet.io/requestedAt"
 
 // Labels and annotations the operator writes.
 const (
@@ -155,4 +164,37 @@ const (
 	PhaseProgressing = "Progressing"
 	PhaseReady       = "Ready"
 	PhaseDegraded    = "Degraded"
+)
+
+// Conditions and reasons of issue 33 ("nothing lost, round two"), kept together.
+const (
+	// SecretsReadableCondition (Workload, only with DatastoreBindings) is True when this
+	// cluster could read the Secret of every DatastoreBinding of the Workload (whether or not it
+	// has the keys, which the binding reports); False/SecretUnreadable names each binding whose
+	// read failed and why. A binding that cannot be read wires nothing new, keeps what it wired
+	// before, and stops none of the Workload's other work.
+	SecretsReadableCondition = "SecretsReadable"
+
+	// TargetsKnownCondition (Workload, only with spec.distribution.targets) is True when every
+	// cluster the targets name has a ClusterMember in this cluster's roster; False/UnknownTargets
+	// names the ones that have none (a typo in a clusterRef, or a member not delivered yet):
+	// their replicas run nowhere.
+	TargetsKnownCondition = "TargetsKnown"
+
+	// ReasonClusterMemberTerminating (Workload Ready): this cluster's own ClusterMember is being
+	// deleted (a finalizer holds it, or a foreground deletion waits). While it is, the Workload
+	// creates, changes and deletes nothing in this cluster, as when the member is absent
+	// (ClusterUnknown): a roster that loses this cluster by mistake must not delete what runs.
+	ReasonClusterMemberTerminating = "ClusterMemberTerminating"
+	// ReasonSecretUnreadable (DatastoreBinding Bound, Workload SecretsReadable): the binding's
+	// Secret could not be read (Forbidden, or another API error); the message says which error.
+	ReasonSecretUnreadable = "SecretUnreadable"
+	// ReasonForeignHPA (Workload Ready): a HorizontalPodAutoscaler that Polykube did not make
+	// (kubectl autoscale, KEDA) scales the Workload's Deployment. The operator leaves the
+	// Deployment's replicas to it and says so; the message names the HPA and what to do.
+	ReasonForeignHPA = "ForeignHPA"
+	// ReasonUnknownTargets (Workload TargetsKnown): spec.distribution.targets names clusters no
+	// ClusterMember of the roster is named after (a typo, or a member not delivered yet).
+	// Nothing runs for them; every other target gets its share.
+	ReasonUnknownTargets = "UnknownTargets"
 )

@@ -7,10 +7,12 @@ import (
 // LocalSecretReference names a Secret in the same namespace, in the cluster where the binding
 // is reconciled. Polykube never copies Secrets between clusters.
 type LocalSecretReference struct {
-	// Name of the Secret.
+	// Name of the Secret: a DNS subdomain, as every Secret's name is (lower case letters,
+	// digits, '-' and '.'). A name no Secret can have would fail every read of it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
 
@@ -60,6 +62,14 @@ type DatastoreBindingSpec struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	// +listType=set
 	Containers []string `json:"containers,omitempty"`
+
+	// Suspend, when true, stops the operator from checking this DatastoreBinding's Secret in this
+	// cluster: it writes only the Ready condition (Unknown, reason Suspended) until suspend is
+	// false again. The Workload still wires the binding: suspend the Workload to freeze its
+	// Deployment. Set it in Git to pause every cluster, or patch it in one cluster (Flux's
+	// server-side apply keeps a field Git does not set).
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // DatastoreBindingStatus reports whether the binding is wired in this cluster.
@@ -67,6 +77,12 @@ type DatastoreBindingStatus struct {
 	// ObservedGeneration is the generation last processed.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastHandledReconcileAt is the value of the reconcile.polykube.kismet.io/requestedAt
+	// annotation when the operator last reconciled the object (as Flux's field of that name):
+	// equal to the annotation once a requested reconcile ran.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// BoundEnv lists the env var names wired into the workload (names only, never values).
 	// +optional

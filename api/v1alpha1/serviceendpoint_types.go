@@ -52,6 +52,14 @@ type ServiceEndpointSpec struct {
 	// +kubebuilder:default=none
 	// +kubebuilder:validation:Enum=none;local;remote
 	Affinity string `json:"affinity,omitempty"`
+
+	// Suspend, when true, stops the operator from changing the ServiceEndpoint's Service in this
+	// cluster: it writes only the Ready condition (Unknown, reason Suspended) until suspend is
+	// false again, and then reconciles as usual. Set it in Git to pause every cluster, or patch
+	// it in one cluster for a hand fix there (Flux's server-side apply keeps a field Git does not
+	// set).
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // ServiceEndpointStatus reports the local Service.
@@ -59,6 +67,12 @@ type ServiceEndpointStatus struct {
 	// ObservedGeneration is the generation last processed.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastHandledReconcileAt is the value of the reconcile.polykube.kismet.io/requestedAt
+	// annotation when the operator last reconciled the object (as Flux's field of that name):
+	// equal to the annotation once a requested reconcile ran.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// ServiceName is the local Service the operator manages.
 	// +optional

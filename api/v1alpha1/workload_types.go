@@ -59,6 +59,15 @@ type WorkloadSpec struct {
 	// the Deployment with the minimum and then leaves its replicas to the HPA.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// Suspend, when true, stops the operator from changing anything for this Workload in this
+	// cluster (its Deployment, Service and HPA are left as they are, hand edits included): it
+	// writes only the Ready condition (Unknown, reason Suspended) until suspend is
+	// false again, and then reconciles as usual. Set it in Git to pause every cluster, or patch
+	// it in one cluster for a hand fix there (Flux's server-side apply keeps a field Git does not
+	// set).
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // Autoscaling is the horizontal autoscaling of a Workload, as autoscaling/v2 has it, with the
@@ -510,6 +519,12 @@ type WorkloadStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// LastHandledReconcileAt is the value of the reconcile.polykube.kismet.io/requestedAt
+	// annotation when the operator last reconciled the object (as Flux's field of that name):
+	// equal to the annotation once a requested reconcile ran.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
 	// Cluster is the name of the cluster that wrote this status.
 	// +optional
 	Cluster string `json:"cluster,omitempty"`
@@ -638,6 +653,7 @@ type PeerFailoverStatus struct {
 // +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.status.autoscaling.minReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.status.autoscaling.maxReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit, at most 63 characters) because it names the Deployment, its pod label and the Service; rename the Workload"
 type Workload struct {

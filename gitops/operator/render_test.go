@@ -14,7 +14,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -75,6 +77,10 @@ func TestBase_RendersTheOperator(t *testing.T) {
 		"Role/polykube-operator",
 		"RoleBinding/polykube-operator",
 		"Deployment/polykube-operator",
+		"PodDisruptionBudget/polykube-operator",
+		"PriorityClass/polykube-operator",
+		"Service/polykube-operator-metrics",
+		"ClusterRole/polykube-metrics-reader",
 	))
 
 	// Every CRD controller-gen writes is delivered.
@@ -99,6 +105,8 @@ func TestBase_RendersTheOperator(t *testing.T) {
 	g.Expect(c.LivenessProbe.HTTPGet.Port.String()).To(Equal("health"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("health"))
+	g.Expect(c.Args).To(ContainElement("--metrics-bind-address=:8443"))
+	g.Expect(c.Ports).To(ContainElement(corev1.ContainerPort{Name: "metrics", ContainerPort: 8443}))
 
 	crb := decode[rbacv1.ClusterRoleBinding](t, m, "ClusterRoleBinding", "polykube-operator")
 	g.Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: "polykube-operator", Namespace: "polykube-system"}))
@@ -129,6 +137,50 @@ func TestBase_CRDsAndNamespaceCannotBePruned(t *testing.T) {
 			g.Expect(r.GetAnnotations()).NotTo(HaveKey("kustomize.toolkit.fluxcd.io/prune"), "%s/%s: removing the operator from Git still removes it", r.GetKind(), r.GetName())
 		}
 	}
+}
+
+// Two replicas, one of which leads (--leader-elect), kept through drains by a budget of one, spread
+// over nodes and zones, scheduled ahead of the workloads they run.
+func TestBase_IsHighlyAvailable(t *testing.T) {
+	g := NewWithT(t)
+	m := render(t, ".")
+	d := decode[appsv1.Deployment](t, m, "Deployment", "polykube-operator")
+	g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(2)))
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--leader-elect"), "two replicas must not both reconcile")
+	pdb := decode[policyv1.PodDisruptionBudget](t, m, "PodDisruptionBudget", "polykube-operator")
+	g.Expect(pdb.Spec.MinAvailable.IntValue()).To(Equal(1))
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
+	pod := d.Spec.Template.Spec
+	pc := decode[schedulingv1.PriorityClass](t, m, "PriorityClass", "polykube-operator")
+	g.Expect(pod.PriorityClassName).To(Equal(pc.Name))
+	g.Expect(pc.Value).To(BeNumerically("<", 1000000000), "values above one billion are reserved for system classes")
+	g.Expect(pc.GlobalDefault).To(BeFalse())
+	var keys []string
+	for _, tsc := range pod.TopologySpreadConstraints {
+		keys = append(keys, tsc.TopologyKey)
+		g.Expect(tsc.LabelSelector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
+		g.Expect(tsc.WhenUnsatisfiable).To(Equal(corev1.ScheduleAnyway), "a one-node cluster must still run both replicas")
+	}
+	g.Expect(keys).To(ConsistOf("kubernetes.io/hostname", "topology.kubernetes.io/zone"))
+}
+
+// The metrics Service reaches the Deployment's metrics port, and polykube-metrics-reader grants
+// exactly what the endpoint's SubjectAccessReview asks: get on /metrics.
+func TestBase_ServesMetricsToTheReaderRole(t *testing.T) {
+	g := NewWithT(t)
+	m := render(t, ".")
+	d := decode[appsv1.Deployment](t, m, "Deployment", "polykube-operator")
+	svc := decode[corev1.Service](t, m, "Service", "polykube-operator-metrics")
+	g.Expect(svc.Spec.Selector).To(Equal(d.Spec.Selector.MatchLabels))
+	g.Expect(svc.Spec.Ports).To(HaveLen(1))
+	g.Expect(svc.Spec.Ports[0].TargetPort.String()).To(Equal("metrics"))
+	reader := decode[rbacv1.ClusterRole](t, m, "ClusterRole", "polykube-metrics-reader")
+	g.Expect(reader.Rules).To(ConsistOf(rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}))
+	cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole", "polykube-operator")
+	g.Expect(cr.Rules).To(ContainElements(
+		rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		rbacv1.PolicyRule{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	), "the endpoint checks each scraper's token and rights")
 }
 
 func TestBase_RBACIsLeastPrivilege(t *testing.T) {

@@ -104,6 +104,7 @@ func healthyFleet() []Snapshot {
 		for j, m := range fleetClusters {
 			s.ClusterMembers = append(s.ClusterMembers, member(m, int32(j+1), m == c))
 		}
+		setOperatorVersion(&s, "v0.1.0")
 		s.Deployments = append(s.Deployments, deployment("shop", "billing-api", 2))
 		if c != "gamma" {
 			r, _ := mustAlloc(web).For(c)

@@ -92,6 +92,7 @@ func TestPrintReport_Golden(t *testing.T) {
 	troubled := troubledFleet()
 	overridden := overriddenFailoverFleet()
 	failing := failingFleet()
+	upgrading := Merge(upgradingFleet(), Query{Namespace: "shop"})
 	tests := []struct {
 		file   string
 		report Report
@@ -112,6 +113,8 @@ func TestPrintReport_Golden(t *testing.T) {
 		{"fleet-overrides-failover.json.golden", overridden, FormatJSON, "", false},
 		{"fleet-failing.table.golden", failing, FormatTable, ViewWorkloads, false},
 		{"fleet-failing.json.golden", failing, FormatJSON, "", false},
+		{"fleet-upgrading.table.golden", upgrading, FormatTable, ViewWorkloads, false},
+		{"fleet-upgrading.json.golden", upgrading, FormatJSON, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

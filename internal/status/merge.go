@@ -25,6 +25,7 @@ func Merge(snaps []Snapshot, q Query) Report {
 		Disagreements: []Disagreement{},
 	}
 	m.clusters()
+	m.versions()
 	m.workloads()
 	m.servicesAndBindings()
 	m.federations()

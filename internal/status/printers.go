@@ -244,7 +244,7 @@ func membersTable(w io.Writer, r Report, opts PrintOptions) error {
 }
 
 func clustersTable(w io.Writer, r Report, opts PrintOptions) error {
-	rows := [][]render.Cell{render.Header("CONTEXT", "CLUSTER", "STATUS", "WORKLOADS", "MESSAGE")}
+	rows := [][]render.Cell{render.Header("CONTEXT", "CLUSTER", "STATUS", "VERSION", "WORKLOADS", "MESSAGE")}
 	for _, cl := range r.Clusters {
 		msg := cl.Message
 		if len(cl.Warnings) > 0 {
@@ -258,7 +258,7 @@ func clustersTable(w io.Writer, r Report, opts PrintOptions) error {
 		if cl.Reachable {
 			wls = fmt.Sprint(cl.Workloads)
 		}
-		rows = append(rows, []render.Cell{render.Text(cl.Context), render.Text(cl.Cluster), status, render.Text(wls), render.Text(msg)})
+		rows = append(rows, []render.Cell{render.Text(cl.Context), render.Text(cl.Cluster), status, render.Text(orDash(cl.OperatorVersion)), render.Text(wls), render.Text(msg)})
 	}
 	return render.Table(w, rows, opts.Color)
 }

@@ -106,6 +106,11 @@ const (
 	// the mesh misses the peer (a partition, Cilium's cluster.name differing from the
 	// ClusterMember name, endpoint-slice synchronisation off).
 	NoticeDeficitUnconfirmed = "DeficitNotConfirmed"
+	// NoticeVersionSkew: the reachable clusters' operators run different versions (status.
+	// operatorVersion of each cluster's own ClusterMember), as they do while an upgrade moves one
+	// cluster at a time (docs/upgrading.md). A warning when two of them are more than one minor
+	// release apart, which the skew policy does not support.
+	NoticeVersionSkew = "VersionSkew"
 )
 
 // Notice levels.
@@ -153,6 +158,10 @@ type ClusterRow struct {
 	NameSource string `json:"nameSource"`
 	Server     string `json:"server,omitempty"`
 	Reachable  bool   `json:"reachable"`
+	// OperatorVersion is status.operatorVersion of the cluster's own ClusterMember (the one its
+	// operator reports as local): the version of the operator running there. Empty when the
+	// cluster could not be read or its operator reports none.
+	OperatorVersion string `json:"operatorVersion,omitempty"`
 	// Reason is OK or why the cluster could not be read.
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`

@@ -406,3 +406,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Cleanup takes the soak's Workloads out of Git and gives the roster back its topology's
+// labels, and waits until every cluster applied that (Flux prunes the soak's namespace).
+func Cleanup(ctx context.Context, bed testbed.Bed) error {
+	roster, err := gitrepo.RenderRoster(bed.Topology())
+	if err != nil {
+		return err
+	}
+	rev, err := bed.Commit(ctx, gitrepo.Change{
+		Put: map[string][]byte{gitrepo.RosterDir + "/roster.yaml": roster}, Remove: []string{gitDir},
+		Message: "soak: remove the soak's Workloads, the roster as the topology has it",
+	})
+	if err != nil {
+		return err
+	}
+	return bed.WaitDelivered(ctx, rev)
+}

@@ -12,7 +12,7 @@ import (
 
 // Defaults of the flags.
 const (
-	DefaultMetricsBindAddress      = ":8080"
+	DefaultMetricsBindAddress      = ":8443"
 	DefaultHealthProbeBindAddress  = ":8081"
 	DefaultMaxConcurrentReconciles = 8
 )
@@ -21,6 +21,8 @@ const (
 type Parsed struct {
 	Options setup.Options
 	Zap     zap.Options
+	// Version is true when --version was given: print the version and exit, validating nothing.
+	Version bool
 }
 
 // Parse defines the operator's flags on fs, parses args and validates the result. The
@@ -32,7 +34,9 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 	fs.StringVar(&o.ClusterName, "cluster-name", "",
 		"Name of this cluster: the ClusterMember this operator acts for (required).")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", DefaultMetricsBindAddress,
-		"Address the Prometheus metrics endpoint binds to; 0 disables it.")
+		"Address the Prometheus metrics endpoint binds to (HTTPS; scrapers need a token allowed to get /metrics, see docs/metrics.md); 0 disables it.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "",
+		"Directory with tls.crt and tls.key for the metrics endpoint (reloaded on change); empty means a self-signed certificate made at start.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", DefaultHealthProbeBindAddress,
 		"Address the /healthz and /readyz endpoints bind to; 0 disables them.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
@@ -48,10 +52,14 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 	if fs.Lookup("kubeconfig") == nil {
 		fs.String("kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	}
+	fs.BoolVar(&p.Version, "version", false, "Print the operator's version and exit.")
 	p.Zap.BindFlags(fs)
 
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if p.Version {
+		return p, nil
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: the operator takes flags only (see --help)", fs.Args())

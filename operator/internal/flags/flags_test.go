@@ -3,6 +3,7 @@ package flags
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestParse(t *testing.T) {
 	g := NewWithT(t)
 	p, err := parse("--cluster-name=east", "--leader-elect", "--leader-election-namespace=polykube-system",
 		"--metrics-bind-address=:9090", "--health-probe-bind-address=:9091", "--secret-recheck-interval=5s",
-		"--kubeconfig=/tmp/kc", "--zap-log-level=debug")
+		"--kubeconfig=/tmp/kc", "--zap-log-level=debug", "--metrics-cert-dir=/etc/polykube/metrics-tls")
 	g.Expect(err).NotTo(HaveOccurred())
 	o := p.Options
 	g.Expect(o.ClusterName).To(Equal("east"))
@@ -27,15 +28,25 @@ func TestParse(t *testing.T) {
 	g.Expect(o.LeaderElectionNamespace).To(Equal("polykube-system"))
 	g.Expect(o.MetricsBindAddress).To(Equal(":9090"))
 	g.Expect(o.HealthProbeBindAddress).To(Equal(":9091"))
+	g.Expect(o.MetricsCertDir).To(Equal("/etc/polykube/metrics-tls"))
 	g.Expect(o.SecretRecheckInterval).To(Equal(5 * time.Second))
 	g.Expect(o.MaxConcurrentReconciles).To(Equal(DefaultMaxConcurrentReconciles))
+}
+
+func TestParse_ValidClusterNames(t *testing.T) {
+	for _, name := range []string{"east", "aws-eu-central-1", "a", strings.Repeat("a", 32), "0cluster"} {
+		if _, err := parse("--cluster-name=" + name); err != nil {
+			t.Errorf("--cluster-name=%s: %v", name, err)
+		}
+	}
 }
 
 func TestParseDefaults(t *testing.T) {
 	g := NewWithT(t)
 	p, err := parse("--cluster-name=east")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(p.Options.MetricsBindAddress).To(Equal(DefaultMetricsBindAddress))
+	g.Expect(p.Options.MetricsBindAddress).To(Equal(":8443"), "the HTTPS port gitops/operator's Service targets")
+	g.Expect(p.Options.MetricsCertDir).To(BeEmpty(), "a self-signed certificate by default")
 	g.Expect(p.Options.HealthProbeBindAddress).To(Equal(DefaultHealthProbeBindAddress))
 	g.Expect(p.Options.LeaderElect).To(BeFalse())
 }
@@ -48,6 +59,12 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"cluster name missing", nil, "--cluster-name is required"},
 		{"cluster name empty", []string{"--cluster-name="}, "--cluster-name is required"},
+		{"cluster name empty names the Helm value", []string{"--cluster-name="}, "Helm, the chart's value clusterName"},
+		{"cluster name not substituted", []string{"--cluster-name=${CLUSTER_NAME}"}, `was not substituted`},
+		{"cluster name not substituted names the Flux substitution", []string{"--cluster-name=${CLUSTER_NAME}"}, "spec.postBuild.substitute.CLUSTER_NAME"},
+		{"cluster name half substituted", []string{"--cluster-name=east-$CLUSTER"}, `was not substituted`},
+		{"cluster name not a DNS label", []string{"--cluster-name=East_1"}, "is not a DNS label"},
+		{"cluster name too long for ClusterMesh", []string{"--cluster-name=" + strings.Repeat("a", 33)}, "33 characters: ClusterMesh allows at most 32"},
 		{"positional arguments", []string{"--cluster-name=east", "extra"}, "unexpected arguments"},
 		{"no workers", []string{"--cluster-name=east", "--max-concurrent-reconciles=0"}, "use 1 or more"},
 		{"unknown flag", []string{"--cluster=east"}, "flag provided but not defined"},
@@ -58,4 +75,11 @@ func TestParseErrors(t *testing.T) {
 			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
+}
+
+func TestParse_VersionNeedsNoClusterName(t *testing.T) {
+	g := NewWithT(t)
+	p, err := parse("--version")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Version).To(BeTrue())
 }

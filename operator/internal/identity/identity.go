@@ -27,6 +27,7 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=namespaces,resourceNames=kube-system,verbs=get
 // +kubebuilder:rbac:groups="",namespace=polykube-system,resources=configmaps,verbs=get;create
+// +kubebuilder:rbac:groups="",namespace=polykube-system,resources=configmaps,resourceNames=polykube-identity,verbs=patch
 // +kubebuilder:rbac:groups=polykube.kismet.io,resources=clustermembers/status,verbs=patch
 
 const (
@@ -37,6 +38,9 @@ const (
 
 	keyClusterName = "clusterName"
 	keyClusterUID  = "kubeSystemUID"
+	// KeyOperatorVersion holds the version of the operator that last started in this cluster:
+	// during a fleet upgrade it tells, from the cluster alone, which release runs here.
+	KeyOperatorVersion = "operatorVersion"
 )
 
 // ErrMismatch is wrapped by the error Pin returns when the operator must not run.
@@ -109,6 +113,28 @@ func Pin(ctx context.Context, c client.Client, reporter, namespace, clusterName 
 		return fmt.Errorf("%w: %s (and the event could not be recorded: %v)", ErrMismatch, msg, evErr)
 	}
 	return fmt.Errorf("%w: %s", ErrMismatch, msg)
+}
+
+// RecordVersion writes the running operator's version into the pin ConfigMap, which Pin must
+// have created or checked first. It writes only when the version changed, so a restart of the
+// same release does not touch the ConfigMap.
+func RecordVersion(ctx context.Context, c client.Client, namespace, version string) error {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm); err != nil {
+		return fmt.Errorf("read ConfigMap %s/%s to record the operator version: %w", namespace, ConfigMapName, err)
+	}
+	if cm.Data[KeyOperatorVersion] == version {
+		return nil
+	}
+	before := cm.DeepCopy()
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[KeyOperatorVersion] = version
+	if err := c.Patch(ctx, cm, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("record operator version %s in ConfigMap %s/%s: %w", version, namespace, ConfigMapName, err)
+	}
+	return nil
 }
 
 func truncate(s string, n int) string {

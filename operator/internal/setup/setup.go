@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -13,18 +14,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/version"
 	"github.com/polykube/polykube/operator/internal/identity"
+	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/operator/reconcilers/federation"
 	"github.com/polykube/polykube/operator/reconcilers/serviceendpoint"
@@ -44,8 +48,12 @@ const LeaderElectionID = "polykube-operator.polykube.kismet.io"
 type Options struct {
 	// ClusterName is this cluster's name: the ClusterMember the operator acts for. Required.
 	ClusterName string
-	// MetricsBindAddress serves Prometheus metrics; "0" disables the server.
+	// MetricsBindAddress serves Prometheus metrics over HTTPS to authenticated and authorised
+	// clients (metricsServer); "0" disables the server.
 	MetricsBindAddress string
+	// MetricsCertDir holds tls.crt and tls.key for the metrics endpoint (reloaded when they
+	// change); empty means a self-signed certificate made at start.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" or "" disables the server.
 	HealthProbeBindAddress string
 	// LeaderElect enables leader election among replicas in one cluster.
@@ -64,6 +72,17 @@ type Options struct {
 	// IdentityNamespace holds the ConfigMap that pins this cluster's identity (default
 	// polykube-system, the operator's namespace in gitops/operator).
 	IdentityNamespace string
+	// OperatorVersion is reported on this cluster's ClusterMember and in the identity pin;
+	// "" means version.Version (what make release stamped into the binary).
+	OperatorVersion string
+}
+
+// operatorVersion is the version this operator reports about itself.
+func (o Options) operatorVersion() string {
+	if o.OperatorVersion != "" {
+		return o.OperatorVersion
+	}
+	return version.Version
 }
 
 // PinIdentity records on the first start, and checks on every later one, which ClusterMember
@@ -86,13 +105,47 @@ func PinIdentity(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return identity.Pin(ctx, c, "polykube-operator", ns, o.ClusterName)
+	if err := identity.Pin(ctx, c, "polykube-operator", ns, o.ClusterName); err != nil {
+		return err
+	}
+	return identity.RecordVersion(ctx, c, ns, o.operatorVersion())
 }
 
-// Validate says what is wrong with the options and how to fix it.
+// MaxClusterNameLength is Cilium ClusterMesh's limit on a cluster name, which a ClusterMember's
+// name (and so --cluster-name) must respect.
+const MaxClusterNameLength = 32
+
+// whereClusterNameIsSet is the advice every cluster-name error ends with: the operator is
+// installed three ways, and each sets the name in its own place.
+const whereClusterNameIsSet = "set it to the name of this cluster's ClusterMember: with Flux, in " +
+	"spec.postBuild.substitute.CLUSTER_NAME of the Kustomization that applies gitops/operator; with " +
+	"Helm, the chart's value clusterName (--set clusterName=NAME); with install.yaml, the " +
+	"--cluster-name argument of Deployment polykube-operator"
+
+// Validate says what is wrong with the options and how to fix it. A wrong cluster name is
+// refused before the operator contacts the API server, so it changes nothing: it would never
+// match a ClusterMember (whose name the CRD holds to the same rules), and a "${CLUSTER_NAME}"
+// left by `kubectl apply -k gitops/operator` would otherwise be pinned as this cluster's identity.
 func (o Options) Validate() error {
-	if o.ClusterName == "" {
-		return errors.New("--cluster-name is required: set it to the name of this cluster's ClusterMember (Flux substitutes ${CLUSTER_NAME} in gitops/operator)")
+	return ValidateClusterName(o.ClusterName)
+}
+
+// ValidateClusterName checks a --cluster-name: present, substituted, a DNS label of at most
+// MaxClusterNameLength characters.
+func ValidateClusterName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("--cluster-name is required: %s", whereClusterNameIsSet)
+	case strings.Contains(name, "$"):
+		return fmt.Errorf("--cluster-name=%q was not substituted: the manifests were applied without Flux's "+
+			"variable substitution (kubectl apply -k gitops/operator keeps ${CLUSTER_NAME} as it is); %s", name, whereClusterNameIsSet)
+	case len(name) > MaxClusterNameLength:
+		return fmt.Errorf("--cluster-name=%q has %d characters: ClusterMesh allows at most %d; %s",
+			name, len(name), MaxClusterNameLength, whereClusterNameIsSet)
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("--cluster-name=%q is not a DNS label (lowercase letters, digits and '-', starting and "+
+			"ending with a letter or digit), as a ClusterMember name must be; %s", name, whereClusterNameIsSet)
 	}
 	return nil
 }
@@ -129,11 +182,20 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  log,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 metricsServer(opts),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// A stopping leader gives the Lease up, so that the standby replica takes over within
+		// its retry period (2 s) instead of waiting out the lease (15 s) on every rolling
+		// update and drain. Safe because the process exits once the manager has stopped
+		// (operator/main.go): nothing reconciles after the release.
+		LeaderElectionReleaseOnCancel: true,
+		// managedFields are stripped before objects enter the cache: the operator never reads
+		// them, and for a Deployment they can be as large as its spec (every Deployment, Service
+		// and EndpointSlice of the cluster is cached today).
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		// Secrets are read with a live GET each time: caching them would need list and watch on
 		// every Secret of the cluster, and would hold their values in the operator's memory.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
@@ -158,6 +220,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 
+	metrics.ReadStateFrom(mgr.GetClient())
 	synced := &atomic.Bool{}
 	if err := mgr.Add(identityCheck{mgr: mgr, clusterName: opts.ClusterName, synced: synced}); err != nil {
 		return nil, fmt.Errorf("add the ClusterMember check: %w", err)
@@ -201,6 +264,7 @@ func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
 		// Registers the Federation and the ClusterMember controllers.
 		{federation.ControllerName, (&federation.Reconciler{
 			Client: c, Scheme: s, Recorder: rec(federation.ControllerName), ClusterName: opts.ClusterName,
+			OperatorVersion: opts.operatorVersion(),
 		}).SetupWithManager},
 	}
 }

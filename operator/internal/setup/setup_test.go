@@ -2,6 +2,7 @@ package setup_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -13,8 +14,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,25 +80,12 @@ func TestOperator_RunsWithTheRBACOfTheGitopsBase(t *testing.T) {
 	_, c := env.Start(t)
 	ctx := context.Background()
 
-	rendered, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(),
-		filepath.Join(testenv.RepoRoot(), "gitops", "operator"))
-	Expect(err).NotTo(HaveOccurred())
-	applied := 0
-	for _, r := range rendered.Resources() {
-		if r.GetKind() == "CustomResourceDefinition" || r.GetKind() == "Deployment" {
-			continue // the CRDs are installed by testenv; the Deployment runs in-process here
-		}
-		m, err := r.Map()
-		Expect(err).NotTo(HaveOccurred())
-		Expect(c.Create(ctx, &unstructured.Unstructured{Object: m})).To(Succeed(), "create %s/%s", r.GetKind(), r.GetName())
-		applied++
-	}
-	Expect(applied).To(Equal(6), "Namespace, ServiceAccount, ClusterRole(Binding), Role(Binding)")
+	Expect(applyBase(t, c)).To(ConsistOf("Namespace/polykube-system", "ServiceAccount/polykube-operator",
+		"ClusterRole/polykube-operator", "ClusterRoleBinding/polykube-operator", "Role/polykube-operator", "RoleBinding/polykube-operator",
+		"ClusterRole/polykube-metrics-reader", "Service/polykube-operator-metrics",
+		"PodDisruptionBudget/polykube-operator", "PriorityClass/polykube-operator"))
 
-	cfg := env.AddUser(t, envtest.User{
-		Name:   "system:serviceaccount:polykube-system:polykube-operator",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:polykube-system", "system:authenticated"},
-	})
+	cfg := operatorConfig(t)
 	probes, metricsAddr := freeAddr(t), freeAddr(t)
 	op := optest.StartOperator(t, cfg, "east", optest.Options{
 		LeaderElect: true, LeaderElectionNamespace: "polykube-system",
@@ -164,8 +155,9 @@ func TestOperator_RunsWithTheRBACOfTheGitopsBase(t *testing.T) {
 	Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
 	Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 
+	token := serviceAccountToken(t, c, "metrics-reader-rbac", "polykube-metrics-reader")
 	Eventually(func() (string, error) {
-		_, body, err := httpGet("http://" + metricsAddr + "/metrics")
+		_, body, err := scrape(metricsAddr, token)
 		return body, err
 	}).
 		WithTimeout(30 * time.Second).Should(And(
@@ -182,10 +174,233 @@ func TestOperator_RunsWithTheRBACOfTheGitopsBase(t *testing.T) {
 	Expect(apierrors.IsForbidden(cl.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)))).To(BeTrue(), "Secrets must not be listable")
 }
 
+// applyBase creates what gitops/operator delivers, but the CRDs (testenv installs them) and the
+// Deployment (the operator runs in-process here), and returns what it created; objects an
+// earlier test created are left as they are.
+func applyBase(t *testing.T, c client.Client) []string {
+	t.Helper()
+	rendered, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(),
+		filepath.Join(testenv.RepoRoot(), "gitops", "operator"))
+	if err != nil {
+		t.Fatalf("kustomize build gitops/operator: %v", err)
+	}
+	var applied []string
+	for _, r := range rendered.Resources() {
+		if r.GetKind() == "CustomResourceDefinition" || r.GetKind() == "Deployment" {
+			continue
+		}
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Create(context.Background(), &unstructured.Unstructured{Object: m})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create %s/%s: %v", r.GetKind(), r.GetName(), err)
+		}
+		applied = append(applied, r.GetKind()+"/"+r.GetName())
+	}
+	return applied
+}
+
+// operatorConfig authenticates as the operator's ServiceAccount, so the base's RBAC applies.
+func operatorConfig(t *testing.T) *rest.Config {
+	return env.AddUser(t, envtest.User{
+		Name:   "system:serviceaccount:polykube-system:polykube-operator",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:polykube-system", "system:authenticated"},
+	})
+}
+
+// serviceAccountToken creates the ServiceAccount name in polykube-system, binds it to
+// clusterRole when one is given, and returns a token of it from the TokenRequest API (what a
+// Prometheus pod gets mounted).
+func serviceAccountToken(t *testing.T, c client.Client, name, clusterRole string) string {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "polykube-system", Name: name}}
+	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create ServiceAccount %s: %v", name, err)
+	}
+	if clusterRole != "" {
+		crb := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: name}},
+		}
+		if err := c.Create(ctx, crb); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("bind ServiceAccount %s to %s: %v", name, clusterRole, err)
+		}
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatalf("request a token of ServiceAccount %s: %v", name, err)
+	}
+	return tr.Status.Token
+}
+
+// scrape GETs https://addr/metrics, with token as bearer token when it is not empty. The
+// operator's certificate is self-signed: the test checks who may read, not the certificate.
+func scrape(addr, token string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed, on loopback
+	}}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// The metrics endpoint serves only a client whose token the API server authenticates and
+// authorises for GET /metrics: no token is 401, a token without polykube-metrics-reader 403,
+// a token bound to it 200 (issue 35: metrics as the ecosystem serves them).
+func TestMetrics_OnlyTheReaderRoleMayScrape(t *testing.T) {
+	RegisterTestingT(t)
+	_, c := env.Start(t)
+	applyBase(t, c)
+	reader := serviceAccountToken(t, c, "prometheus", "polykube-metrics-reader")
+	nosy := serviceAccountToken(t, c, "nosy", "")
+	addr := freeAddr(t)
+	op := optest.StartOperator(t, operatorConfig(t), "east", optest.Options{MetricsBindAddress: addr})
+
+	// The endpoint answers once the manager has started it.
+	Eventually(func() error { _, _, err := scrape(addr, ""); return err }).WithTimeout(30*time.Second).Should(Succeed(), "operator log:\n%s", tail(op))
+
+	for _, tc := range []struct {
+		who, token string
+		want       int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		// controller-runtime v0.24's filter answers a token the API server rejects (the
+		// TokenReview's status.error) with 500 "Authentication failed": refused all the same.
+		{"a made-up token", "not-a-token", http.StatusInternalServerError},
+		{"ServiceAccount nosy (no binding)", nosy, http.StatusForbidden},
+		{"ServiceAccount prometheus (polykube-metrics-reader)", reader, http.StatusOK},
+	} {
+		code, body, err := scrape(addr, tc.token)
+		Expect(err).NotTo(HaveOccurred())
+		t.Logf("GET https://%s/metrics as %s: %d %s (%d bytes)", addr, tc.who, code, http.StatusText(code), len(body))
+		Expect(code).To(Equal(tc.want), "GET /metrics as %s; body: %.300s\noperator log:\n%s", tc.who, body, tail(op))
+		if code == http.StatusOK {
+			Expect(body).To(ContainSubstring("polykube_roster_members"))
+			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total"))
+		} else {
+			Expect(body).NotTo(ContainSubstring("polykube_"), "a refused client sees no metric")
+		}
+	}
+	Expect(strings.ToLower(op.Log())).NotTo(ContainSubstring("forbidden"), "the operator's RBAC is missing a permission")
+}
+
 func tail(op *optest.Operator) string {
 	l := op.Log()
 	if len(l) > 8000 {
 		l = l[len(l)-8000:]
 	}
 	return l
+}
+
+// Two replicas as gitops/operator runs them: one leads and reconciles, the other stands by; when
+// the leader stops (a drain, a rolling update) it gives the Lease up and the standby takes over
+// well within the lease duration (15 s), and reconciles.
+func TestOperator_TwoReplicas_TheStandbyTakesOver(t *testing.T) {
+	RegisterTestingT(t)
+	_, c := env.Start(t)
+	ctx := context.Background()
+	applyBase(t, c)
+	if err := c.Create(ctx, optest.ClusterMember("east", 1)); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ns := optest.Namespace(t, c, "ha")
+	cfg := operatorConfig(t)
+	opts := optest.Options{LeaderElect: true, LeaderElectionNamespace: "polykube-system"}
+	replicas := []*optest.Operator{optest.StartOperator(t, cfg, "east", opts), optest.StartOperator(t, cfg, "east", opts)}
+
+	workload := func(name string) *polykubev1alpha1.Workload {
+		return &polykubev1alpha1.Workload{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: polykubev1alpha1.WorkloadSpec{
+				Distribution: polykubev1alpha1.Distribution{Strategy: polykubev1alpha1.StrategyStatic,
+					Targets: []polykubev1alpha1.DistributionTarget{{ClusterRef: "east", Replicas: ptr.To[int32](1)}}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "api:1"}}}},
+			},
+		}
+	}
+	writesDeployments := func(op *optest.Operator) bool {
+		return strings.Contains(strings.Join(op.Writes.WriteSummary(), "\n"), "/deployments")
+	}
+	deploymentOf := func(name string) func() error {
+		return func() error { return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &appsv1.Deployment{}) }
+	}
+
+	Expect(c.Create(ctx, workload("first"))).To(Succeed())
+	Eventually(deploymentOf("first")).WithTimeout(60 * time.Second).Should(Succeed())
+	var leader, standby *optest.Operator
+	switch {
+	case writesDeployments(replicas[0]) && !writesDeployments(replicas[1]):
+		leader, standby = replicas[0], replicas[1]
+	case writesDeployments(replicas[1]) && !writesDeployments(replicas[0]):
+		leader, standby = replicas[1], replicas[0]
+	default:
+		t.Fatalf("exactly one replica must reconcile; writes of the first: %v, of the second: %v",
+			replicas[0].Writes.WriteSummary(), replicas[1].Writes.WriteSummary())
+	}
+	lease := &coordinationv1.Lease{}
+	Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
+	held := ptr.Deref(lease.Spec.HolderIdentity, "")
+
+	stopped := time.Now()
+	leader.Stop(t)
+	Eventually(func(g Gomega) string {
+		g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "polykube-system", Name: setup.LeaderElectionID}, lease)).To(Succeed())
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}).WithTimeout(12*time.Second).WithPolling(100*time.Millisecond).Should(And(Not(BeEmpty()), Not(Equal(held))),
+		"the standby must take the Lease over before the stopped leader's lease (15 s) would have run out")
+	t.Logf("the standby took the Lease over %s after the leader stopped", time.Since(stopped).Round(100*time.Millisecond))
+	Expect(c.Create(ctx, workload("second"))).To(Succeed())
+	Eventually(deploymentOf("second")).WithTimeout(60*time.Second).Should(Succeed(), "standby log:\n%s", tail(standby))
+	Expect(writesDeployments(standby)).To(BeTrue())
+}
+
+// The operator's cache holds no managedFields: the operator never reads them, and for a
+// Deployment they can be as large as its spec (issue 40, goal 5: bounded memory).
+func TestOperator_CacheHoldsNoManagedFields(t *testing.T) {
+	RegisterTestingT(t)
+	cfg, c := env.Start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "cache")
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "foreign"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "foreign"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "foreign:1"}}},
+			},
+		},
+	}
+	Expect(c.Create(ctx, foreign)).To(Succeed())
+	Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+	Expect(foreign.ManagedFields).NotTo(BeEmpty(), "the API server records who set which field")
+
+	mgr, err := setup.New(cfg, setup.Options{ClusterName: "east", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		SkipControllerNameValidation: true})
+	Expect(err).NotTo(HaveOccurred())
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	Eventually(func(g Gomega) {
+		cached := &appsv1.Deployment{}
+		g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(foreign), cached)).To(Succeed())
+		g.Expect(cached.ManagedFields).To(BeEmpty(), "the cached copy keeps managedFields")
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 }

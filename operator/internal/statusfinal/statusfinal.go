@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/metrics"
 )
 
 // DefaultStaleRetry is how soon an object whose status write was refused, or whose cached copy
@@ -126,15 +127,19 @@ func (f *Finalizer) Finalize(ctx context.Context, before, obj Object, result ctr
 	if err := f.Client.Status().Patch(ctx, obj, patch); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
+			metrics.StatusWrite(f.Kind, metrics.StatusConflict)
 			log.V(1).Info("Status computed from an outdated copy was refused; reconciling again", "resourceVersion", before.GetResourceVersion(), "reconcileError", retErr)
 			return ctrl.Result{RequeueAfter: f.staleRetry()}, nil
 		case apierrors.IsNotFound(err):
+			metrics.StatusWrite(f.Kind, metrics.StatusError)
 			f.Forget(client.ObjectKeyFromObject(obj))
 			return result, nil
 		}
+		metrics.StatusWrite(f.Kind, metrics.StatusError)
 		return result, utilerrors.NewAggregate([]error{retErr,
 			fmt.Errorf("patch status of %s %s: %w", f.Kind, client.ObjectKeyFromObject(obj), err)})
 	}
+	metrics.StatusWrite(f.Kind, metrics.StatusWritten)
 	f.written.Store(client.ObjectKeyFromObject(obj), obj.GetResourceVersion())
 	f.events(before, obj)
 	return result, retErr

@@ -34,7 +34,9 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -63,10 +65,14 @@ const (
 //   - Bound=True/Succeeded: the Secret has every key and every env var is in the Deployment.
 //   - Bound=False/SecretNotFound: the Secret does not exist in this cluster.
 //   - Bound=False/SecretKeyMissing: the Secret lacks keys; the message lists them.
+//   - Bound=False/SecretUnreadable: the operator may not read the Secret (Forbidden).
 //   - Bound=False/WorkloadNotFound: the referenced Workload does not exist.
-//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, or no container the
-//     binding names exists in the Workload's template.
+//   - Bound=False/InvalidSpec: the Workload's distribution is invalid, no container the
+//     binding names exists in the Workload's template, or spec.secretRef.name is no Secret
+//     name (a binding created before the CRD refused such names).
 //   - Bound=False/NotTargeted: this cluster is not a target of the Workload (Ready=True).
+//   - Bound=False/ClusterUnknown or ClusterMemberTerminating: this cluster's own ClusterMember
+//     is absent or being deleted; the Workload changes nothing here, BoundEnv stays as it was.
 //   - Bound=False/DeploymentPending: the Workload's Deployment does not exist yet.
 //   - Bound=False/Progressing: the env vars are not in the Deployment yet.
 //   - Bound=False/EnvConflict: a binding of the same Workload established earlier maps one of
@@ -95,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	byWorkload := handler.EnqueueRequestsFromMapFunc(r.bindingsOf)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&polykubev1alpha1.DatastoreBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&polykubev1alpha1.DatastoreBinding{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&polykubev1alpha1.Workload{}, byWorkload, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&appsv1.Deployment{}, byWorkload, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetLabels()[polykubev1alpha1.ManagedByLabel] == polykubev1alpha1.ManagedByValue
@@ -130,7 +136,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := b.DeepCopy()
+	if b.Spec.Suspend {
+		suspend.MarkSuspended(&b.Status.ObservedGeneration, &b.Status.Conditions, b.Generation, "DatastoreBinding")
+		suspend.Handled(b, &b.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, b, ctrl.Result{}, nil)
+	}
 	result, err := r.reconcileNormal(ctx, b)
+	suspend.Handled(b, &b.Status.LastHandledReconcileAt)
 	if err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 	}
@@ -144,7 +156,8 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "DatastoreBinding", Action: "Reconcile",
 			NoEvent: func(_ *metav1.Condition, c metav1.Condition) bool {
-				return c.Reason == polykubev1alpha1.ReasonDeploymentPending || c.Reason == polykubev1alpha1.ReasonProgressing
+				return c.Reason == polykubev1alpha1.ReasonDeploymentPending || c.Reason == polykubev1alpha1.ReasonProgressing ||
+					c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 			OnError: func(obj statusfinal.Object, err error) {
 				setBound(obj.(*polykubev1alpha1.DatastoreBinding), metav1.ConditionFalse, polykubev1alpha1.ReasonReconcileFailed, err.Error())
@@ -169,6 +182,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *polykubev1alpha1.Da
 		b.Status.BoundEnv = nil
 		setBound(b, metav1.ConditionFalse, polykubev1alpha1.ReasonWorkloadNotFound,
 			fmt.Sprintf("Workload %s does not exist; create it or fix spec.workloadRef.name", wlKey))
+		return ctrl.Result{}, nil
+	}
+	// While this cluster's own ClusterMember is absent or terminating, the Workload changes
+	// nothing here (package ownmember): the env vars wired stay, and so does BoundEnv.
+	if member, reason, msg, err := ownmember.Get(ctx, r.Client, r.ClusterName); err != nil {
+		return ctrl.Result{}, err
+	} else if member == nil {
+		setBound(b, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, nil
 	}
 	var roster []polykubev1alpha1.ClusterMember

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -18,8 +19,9 @@ import (
 // Resolution says whether the local Secret offers everything a binding needs. It carries key
 // names only; Resolve never returns, logs or stores a Secret value.
 type Resolution struct {
-	// Reason is empty when the binding can be wired, else ReasonSecretNotFound or
-	// ReasonSecretKeyMissing.
+	// Reason is empty when the binding can be wired, else ReasonSecretNotFound,
+	// ReasonSecretKeyMissing, ReasonSecretUnreadable or ReasonInvalidSpec (spec.secretRef.name
+	// is no Secret name).
 	Reason string
 	// Message explains Reason in a sentence that names the Secret and what to do.
 	Message string
@@ -32,17 +34,36 @@ func (r Resolution) OK() bool { return r.Reason == "" }
 
 // Resolve reads the binding's Secret (the reader must not be a cache: Secrets are not cached,
 // and the operator may only `get` them) and checks that every key the binding maps exists.
+//
+// What the binding's author can fix is a Resolution, not an error: a name no Secret can have
+// (InvalidSpec: the CRD refuses it, but a binding created before that rule may carry one, and
+// client-go refuses to send it), and a Secret the operator may not read (SecretUnreadable). An
+// error is left for what passes by itself (the API server unreachable), which the caller retries.
 func Resolve(ctx context.Context, c client.Reader, b *polykubev1alpha1.DatastoreBinding) (Resolution, error) {
-	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.SecretRef.Name}
+	if msgs := validation.IsDNS1123Subdomain(key.Name); len(msgs) > 0 {
+		return Resolution{
+			Reason: polykubev1alpha1.ReasonInvalidSpec,
+			Message: fmt.Sprintf("spec.secretRef.name %q is not a valid Secret name (%s): no Secret can have it; fix the DatastoreBinding in Git (for example ledger-db)",
+				key.Name, strings.Join(msgs, "; ")),
+		}, nil
+	}
+	secret := &corev1.Secret{}
 	// client-go logs response bodies through the context's logger at verbosity 8 and above;
 	// this response holds the Secret's values, so its request gets a logger that discards.
 	if err := c.Get(logr.NewContext(ctx, logr.Discard()), key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return Resolution{
 				Reason: polykubev1alpha1.ReasonSecretNotFound,
 				Message: fmt.Sprintf("Secret %s not found in this cluster: create it with the keys %s (Polykube never copies Secrets between clusters)",
 					key, strings.Join(neededKeys(b), ", ")),
+			}, nil
+		case apierrors.IsForbidden(err):
+			return Resolution{
+				Reason: polykubev1alpha1.ReasonSecretUnreadable,
+				Message: fmt.Sprintf("Secret %s cannot be read by the operator: %v; grant its ServiceAccount get on Secrets in namespace %s (the polykube-operator ClusterRole does)",
+					key, err, key.Namespace),
 			}, nil
 		}
 		return Resolution{}, fmt.Errorf("get Secret %s: %w", key, err)

@@ -344,6 +344,7 @@ func TestMemberStatus(t *testing.T) {
 	g := NewWithT(t)
 	m := member("a", 1, "10.1.0.0/16")
 	m.Generation = 4
-	g.Expect(MemberStatus(&m, "a")).To(Equal(polykubev1alpha1.ClusterMemberStatus{ObservedGeneration: 4, Local: true}))
-	g.Expect(MemberStatus(&m, "b")).To(Equal(polykubev1alpha1.ClusterMemberStatus{ObservedGeneration: 4, Local: false}))
+	g.Expect(MemberStatus(&m, "a", "v0.2.0")).To(Equal(polykubev1alpha1.ClusterMemberStatus{ObservedGeneration: 4, Local: true, OperatorVersion: "v0.2.0"}))
+	// A peer's version is not this operator's to report.
+	g.Expect(MemberStatus(&m, "b", "v0.2.0")).To(Equal(polykubev1alpha1.ClusterMemberStatus{ObservedGeneration: 4, Local: false}))
 }

@@ -27,13 +27,15 @@ func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 
-	want := MemberStatus(member, r.ClusterName)
+	want := MemberStatus(member, r.ClusterName, r.OperatorVersion)
 	orig := member.DeepCopy()
-	if member.Status.Local != want.Local || member.Status.ObservedGeneration != want.ObservedGeneration {
-		ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local)
+	if member.Status.Local != want.Local || member.Status.ObservedGeneration != want.ObservedGeneration ||
+		member.Status.OperatorVersion != want.OperatorVersion {
+		ctrl.LoggerFrom(ctx).V(1).Info("Writing ClusterMember status", "local", want.Local, "operatorVersion", want.OperatorVersion)
 	}
 	member.Status.Local = want.Local
 	member.Status.ObservedGeneration = want.ObservedGeneration
+	member.Status.OperatorVersion = want.OperatorVersion
 	// Finalize also when nothing changed: the cached copy may be older than the last write.
 	result, err := r.memberFinalizer().Finalize(ctx, orig, member, ctrl.Result{}, nil)
 	if err != nil {
@@ -43,10 +45,16 @@ func (r *memberReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // MemberStatus is the status fields this operator owns on a ClusterMember: whether it is the
-// local cluster, and the generation that was looked at. Conditions are left as they are.
-func MemberStatus(member *polykubev1alpha1.ClusterMember, localCluster string) polykubev1alpha1.ClusterMemberStatus {
-	return polykubev1alpha1.ClusterMemberStatus{
+// local cluster, the generation that was looked at, and on the local member only, the version
+// of the operator running here (a peer's version is its own cluster's to report, and this
+// cluster cannot know it). Conditions are left as they are.
+func MemberStatus(member *polykubev1alpha1.ClusterMember, localCluster, operatorVersion string) polykubev1alpha1.ClusterMemberStatus {
+	s := polykubev1alpha1.ClusterMemberStatus{
 		ObservedGeneration: member.Generation,
 		Local:              member.Name == localCluster,
 	}
+	if s.Local {
+		s.OperatorVersion = operatorVersion
+	}
+	return s
 }

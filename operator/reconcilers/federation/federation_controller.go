@@ -55,6 +55,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// ClusterName is the operator's --cluster-name: the ClusterMember this cluster is.
 	ClusterName string
+	// OperatorVersion is reported as status.operatorVersion on the local ClusterMember.
+	OperatorVersion string
 
 	finalOnce   sync.Once
 	fedFinal    *statusfinal.Finalizer

@@ -34,7 +34,9 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -139,6 +141,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The garbage collector deletes the Service through its owner reference.
 		return ctrl.Result{}, nil
 	}
+	if se.Spec.Suspend {
+		before := se.DeepCopy()
+		suspend.MarkSuspended(&se.Status.ObservedGeneration, &se.Status.Conditions, se.Generation, "ServiceEndpoint")
+		suspend.Handled(se, &se.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, se, ctrl.Result{}, nil)
+	}
 
 	obs, stale := r.observe(ctx, se)
 	if stale {
@@ -148,6 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := se.DeepCopy()
 	setStatus(se, obs)
+	suspend.Handled(se, &se.Status.LastHandledReconcileAt)
 	if obs.Err != nil {
 		metrics.ReconcileError(ControllerName, polykubev1alpha1.ReasonReconcileFailed)
 	}
@@ -167,7 +176,7 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 				if prev != nil {
 					previous = []metav1.Condition{*prev}
 				}
-				return !isTransition(previous, c)
+				return !isTransition(previous, c) || c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 			OnError: func(statusfinal.Object, error) {},
 		}
@@ -194,6 +203,15 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		return obs, false
 	default:
 		obs.WorkloadFound = true
+		// A terminating own member is left out of the targets labels select, while the Workload
+		// keeps running here: say so rather than NotTargeted. An absent one changes nothing in
+		// the report (the roster may still be arriving; the Service is wanted either way).
+		if member, reason, msg, err := ownmember.Get(ctx, r.Client, r.ClusterName); err != nil {
+			obs.Err = err
+			return obs, false
+		} else if member == nil && reason == polykubev1alpha1.ReasonClusterMemberTerminating {
+			obs.MemberReason, obs.MemberMessage = reason, msg
+		}
 		var roster []polykubev1alpha1.ClusterMember
 		if placement.UsesRoster(wl) {
 			list := &polykubev1alpha1.ClusterMemberList{}

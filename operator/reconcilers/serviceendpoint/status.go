@@ -25,6 +25,10 @@ type Observation struct {
 	WorkloadFound bool
 	// Targeted is true when the Workload lists this cluster among its targets.
 	Targeted bool
+	// MemberReason and MemberMessage are set while this cluster's own ClusterMember is
+	// terminating (package ownmember): Targeted then says nothing, since the Workload changes
+	// nothing here and keeps running what it ran.
+	MemberReason, MemberMessage string
 	// LocalReplicas is the Workload's allocation for this cluster, when it could be computed.
 	LocalReplicas *int32
 	// Cluster is this cluster's name.
@@ -43,6 +47,9 @@ type Observation struct {
 //     the Service is left as it is.
 //   - True/WorkloadNotFound: the Service is in place as specified, but the Workload it selects
 //     does not exist in this namespace, so it has no local backends.
+//   - False/ClusterMemberTerminating: the Service is in place, but this cluster's own
+//     ClusterMember is being deleted, so the Workload changes nothing here (it keeps running
+//     what it ran).
 //   - True/NotTargeted: the Service is in place; the Workload runs nowhere in this cluster (on
 //     purpose: ClusterMesh needs the Service in every member).
 //   - True/Succeeded: the Service is in place as specified.
@@ -66,6 +73,10 @@ func ReadyCondition(o Observation) metav1.Condition {
 		return cond(metav1.ConditionTrue, polykubev1alpha1.ReasonWorkloadNotFound,
 			"Service %s is in place (%s), but Workload %q does not exist in this namespace, so the Service has no local backends%s",
 			o.Service, o.Settings, o.Workload, remote)
+	case o.MemberReason != "":
+		return cond(metav1.ConditionFalse, o.MemberReason,
+			"Service %s is in place (%s) with %d ready local endpoints; %s",
+			o.Service, o.Settings, o.ReadyEndpoints, o.MemberMessage)
 	case !o.Targeted:
 		return cond(metav1.ConditionTrue, polykubev1alpha1.ReasonNotTargeted,
 			"Service %s is in place (%s); Workload %q does not target cluster %q, so the Service has no local backends%s",

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -90,6 +91,9 @@ func (r *Reconciler) applyHPA(ctx context.Context, wl *polykubev1alpha1.Workload
 	log.Info("Updating HorizontalPodAutoscaler", "minReplicas", here.Min, "maxReplicas", here.Max)
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return fmt.Errorf("patch HorizontalPodAutoscaler %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	if hpaDrifted(existing, want) {
+		metrics.Drift("HorizontalPodAutoscaler", "spec")
 	}
 	return nil
 }

@@ -153,13 +153,17 @@ func TestReconciler_Autoscaling_TheHPAOwnsTheReplicas(t *testing.T) {
 	reconcileNow(t, c, ns, "web")
 	Expect(*getDeployment(NewWithT(t), c, ns, "web").Spec.Replicas).To(Equal(int32(5)))
 
-	// A hand edit of the HPA's bounds is undone; the replicas stay.
+	// A hand edit of the HPA's bounds is undone (and counted as drift); the replicas stay.
+	drift := map[string]string{"kind": "HorizontalPodAutoscaler", "field": "spec"}
+	driftBefore := counter(t, "polykube_drift_reverted_total", drift)
 	h := getHPA(NewWithT(t), c, ns, "web")
 	edited := h.DeepCopy()
 	edited.Spec.MaxReplicas = 100
 	Expect(c.Patch(ctx, edited, client.MergeFrom(h))).To(Succeed())
 	Eventually(func(g Gomega) int32 { return getHPA(g, c, ns, "web").Spec.MaxReplicas }).
 		WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(6)))
+	Eventually(func() float64 { return counter(t, "polykube_drift_reverted_total", drift) }).WithTimeout(timeout).WithPolling(poll).
+		Should(BeNumerically(">=", driftBefore+1), "polykube_drift_reverted_total{kind=HorizontalPodAutoscaler}")
 	Expect(*getDeployment(NewWithT(t), c, ns, "web").Spec.Replicas).To(Equal(int32(5)))
 }
 

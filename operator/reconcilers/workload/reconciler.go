@@ -38,7 +38,7 @@ import (
 	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
-	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
+	"github.com/polykube/polykube/operator/internal/suspend"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -83,11 +83,12 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Deployments, Services and HorizontalPodAutoscalers
 // are mapped to the Workload of the same name whether or not they are owned by it (which covers
 // what Owns would, since every object the Workload owns has its name), so that a conflicting
-// object that goes away is noticed; an HPA only when its spec, labels or owners change, not on
-// the status its controller keeps writing. This cluster's ClusterMember maps to every Workload
-// (the operator's identity may appear late), every other one to the Workloads with
-// targetSelectors (the roster they select from); DatastoreBindings map to the Workload they
-// reference.
+// object that goes away is noticed; an HPA also to the Workload whose Deployment it scales (one
+// Polykube did not make takes the replicas over), and only when its spec, labels or owners
+// change, not on the status its controller keeps writing. This cluster's ClusterMember maps to
+// every Workload (the operator's identity may appear late), every other one to the Workloads
+// with targetSelectors (the roster they select from) or whose targets name it; DatastoreBindings
+// map to the Workload they reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
@@ -97,10 +98,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
 		Watches(&corev1.Service{}, sameName, builder.WithPredicates(notOwnCreation)).
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, sameName, builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(forHPA),
+			builder.WithPredicates(notOwnCreation, hpaSpecOrOwnershipChanged)).
 		Watches(&polykubev1alpha1.DatastoreBinding{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				b := o.(*polykubev1alpha1.DatastoreBinding)
@@ -177,7 +179,8 @@ var memberAppearsChangesOrGoes = predicate.Funcs{
 }
 
 // workloadsAfterMemberChange enqueues the Workloads a ClusterMember change concerns: every
-// Workload when it is this cluster's own member, else those with targetSelectors.
+// Workload when it is this cluster's own member, else those with targetSelectors and those
+// whose targets name it (TargetsKnown).
 func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Object) []reconcile.Request {
 	own := o.GetName() == r.ClusterName
 	list := &polykubev1alpha1.WorkloadList{}
@@ -187,7 +190,7 @@ func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Ob
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if own || placement.UsesRoster(&list.Items[i]) {
+		if own || placement.UsesRoster(&list.Items[i]) || namesTarget(&list.Items[i], o.GetName()) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -211,8 +214,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	if r.finalizer().Behind(wl) {
+		// The cache has not caught up with this process's last status write: the copy may carry
+		// an older spec or failover state. Acting on it could scale the Deployment and, a
+		// second later, back; the newer copy is on its way.
+		ctrl.LoggerFrom(ctx).V(1).Info("The cached Workload is older than the last status write; reconciling again", "resourceVersion", wl.ResourceVersion)
+		return ctrl.Result{RequeueAfter: statusfinal.DefaultStaleRetry}, nil
+	}
 	before := wl.DeepCopy()
+	if wl.Spec.Suspend {
+		// Only the Ready condition is written; what runs here is left as it is.
+		suspend.MarkSuspended(&wl.Status.ObservedGeneration, &wl.Status.Conditions, wl.Generation, "Workload")
+		suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
+		return r.finalizer().Finalize(ctx, before, wl, ctrl.Result{}, nil)
+	}
 	result, err := r.reconcileNormal(ctx, wl)
+	suspend.Handled(wl, &wl.Status.LastHandledReconcileAt)
 	r.recordMetrics(wl, err)
 	return r.finalizer().Finalize(ctx, before, wl, result, err)
 }
@@ -229,12 +246,13 @@ func (r *Reconciler) finalizer() *statusfinal.Finalizer {
 	r.finalOnce.Do(func() {
 		r.final = &statusfinal.Finalizer{
 			Client: r.Client, Recorder: r.Recorder, Kind: "Workload", Action: "Reconcile",
-			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition},
+			EventConditions: []string{polykubev1alpha1.ReadyCondition, polykubev1alpha1.EnvVarsUniqueCondition,
+				polykubev1alpha1.SecretsReadableCondition, polykubev1alpha1.TargetsKnownCondition},
 			NoEvent: func(prev *metav1.Condition, c metav1.Condition) bool {
-				if c.Type == polykubev1alpha1.EnvVarsUniqueCondition {
+				if c.Type != polykubev1alpha1.ReadyCondition {
 					return prev == nil && c.Reason == polykubev1alpha1.ReasonSucceeded
 				}
-				return isTransitional(c.Reason)
+				return isTransitional(c.Reason) || c.Reason == polykubev1alpha1.ReasonSuspended
 			},
 		}
 	})
@@ -262,6 +280,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	log := ctrl.LoggerFrom(ctx)
 	now := metav1.NewTime(r.now())
 	st := &wl.Status
+	lastReplicas := lastWrittenReplicas(st) // before this reconcile changes the status
 	st.Cluster = r.ClusterName
 	st.SpecHash = placement.SpecHash(wl.Spec)
 	st.ObservedGeneration = wl.Generation
@@ -309,19 +328,21 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded,
 		allocationMessage(alloc, bounds))
 	st.DesiredReplicas = desired
+	if err := r.setTargetsKnown(ctx, wl, roster, placement.UsesRoster(wl)); err != nil {
+		return ctrl.Result{}, err
+	}
 
-	// Step 2: this operator's identity. Without its ClusterMember it creates and deletes nothing.
-	member := &polykubev1alpha1.ClusterMember{}
-	if err := r.Get(ctx, types.NamespacedName{Name: r.ClusterName}, member); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("get ClusterMember %q: %w", r.ClusterName, err)
-		}
+	// Step 2: this operator's identity. Without its ClusterMember, or while it is terminating,
+	// it creates, changes and deletes nothing (ownMember).
+	member, reason, msg, err := r.ownMember(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if member == nil {
 		st.Targets = targetStatuses(alloc, bounds, r.ClusterName, nil, wl.Generation, st.Targets, now)
 		st.ReadyReplicas, st.Phase = 0, ""
 		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
-		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonClusterUnknown, fmt.Sprintf(
-			"no ClusterMember named %q (this operator's --cluster-name) exists in this cluster; nothing is created until the roster in Git lists it",
-			r.ClusterName))
+		ready(metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, nil
 	}
 
@@ -421,12 +442,23 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 	// Step 6: the Deployment (from the effective template), its HPA and the Service. With an
 	// HPA here the HPA owns the Deployment's replicas (writesReplicas).
 	st.AppliedOverrides, st.EffectiveTemplateHash = applied, placement.TemplateHash(effective)
-	manageReplicas := dep == nil || writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1))
-	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, bindings, dep)
-	if errors.Is(err, errCacheBehind) {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
+	// An HPA Polykube did not make that scales the Deployment has its replicas (foreignhpa.go).
+	foreign, err := r.foreignHPAs(ctx, wl, hpa)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	manageReplicas := dep == nil || (len(foreign) == 0 && writesReplicas(hpaHere, hpa != nil, ptr.Deref(dep.Spec.Replicas, 1)))
+	dep, err = r.applyDeployment(ctx, wl, effective, replicas, manageReplicas, lastReplicas, bindings, dep)
+	switch {
+	case errors.Is(err, errCacheBehind):
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	case apierrors.IsInvalid(err):
+		// Template content the Workload's schema accepts and the Deployment API refuses: only a
+		// change of the Workload helps, so it is not retried. A running Deployment stays as it is.
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, fmt.Sprintf(
+			"the API server refused the Deployment rendered from spec.template (with this cluster's overrides): %v; fix spec.template or spec.overrides in Git", err))
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	case err != nil:
 		return ctrl.Result{}, err
 	}
 	if autoscaled || hpa != nil {
@@ -466,13 +498,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 			st.DesiredReplicas = current
 		}
 	}
+	if len(foreign) > 0 && !hpaHere {
+		want = ptr.Deref(dep.Spec.Replicas, 1)
+	}
 	obs := observe(dep, want)
-	if hpaHere {
+	if hpaHere || len(foreign) > 0 {
 		obs.Current = ptr.To(want)
 	}
 	st.Targets = targetStatuses(alloc, bounds, r.ClusterName, &obs, wl.Generation, st.Targets, now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
-	ready(readyFromPhase(wl, obs, want))
+	if len(foreign) > 0 {
+		ready(metav1.ConditionFalse, polykubev1alpha1.ReasonForeignHPA, foreignHPAMessage(wl, foreign, want, replicas, autoscaled))
+	} else {
+		ready(readyFromPhase(wl, obs, want))
+	}
 	log.V(1).Info("Reconciled Workload", "desiredReplicas", desired, "phase", obs.Phase, "appliedOverrides", applied)
 	return result, nil
 }
@@ -543,32 +582,12 @@ func (r *Reconciler) serviceEndpointProvidesService(ctx context.Context, wl *pol
 	return se.Spec.WorkloadRef.Name == wl.Name, nil
 }
 
-// bindings lists the DatastoreBindings referencing the Workload and checks each one's Secret.
-// unresolved is true when at least one cannot be wired yet.
-func (r *Reconciler) bindings(ctx context.Context, wl *polykubev1alpha1.Workload) ([]binding, bool, error) {
-	list := &polykubev1alpha1.DatastoreBindingList{}
-	if err := r.List(ctx, list, client.InNamespace(wl.Namespace)); err != nil {
-		return nil, false, fmt.Errorf("list DatastoreBindings in %s: %w", wl.Namespace, err)
-	}
-	var out []binding
-	unresolved := false
-	for _, b := range datastorebinding.ForWorkload(list.Items, wl.Name) {
-		res, err := datastorebinding.Resolve(ctx, r.Client, &b)
-		if err != nil {
-			return nil, false, fmt.Errorf("DatastoreBinding %s/%s: %w", b.Namespace, b.Name, err)
-		}
-		unresolved = unresolved || !res.OK()
-		out = append(out, binding{DatastoreBinding: b.DeepCopy(), resolved: res.OK()})
-	}
-	return out, unresolved, nil
-}
-
 // applyDeployment creates the Deployment or patches it when the labels, the template hash or,
 // with manageReplicas, the replicas differ from what is desired. Without manageReplicas (an HPA
 // scales it) an existing Deployment's replicas are neither compared nor written. It returns the
 // Deployment as it now is.
 func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.Workload, effective corev1.PodTemplateSpec,
-	replicas int32, manageReplicas bool, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
+	replicas int32, manageReplicas bool, lastReplicas int32, bindings []binding, existing *appsv1.Deployment) (*appsv1.Deployment, error) {
 	want := desiredDeployment(wl, effective, r.ClusterName, replicas, bindings, existing)
 	log := ctrl.LoggerFrom(ctx).WithValues("deployment", client.ObjectKeyFromObject(want))
 	if existing == nil {
@@ -596,6 +615,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
 	}
+	countDrift(existing, want, manageReplicas, lastReplicas)
 	return updated, nil
 }
 

@@ -23,11 +23,17 @@ import (
 //     autoscaled Workload the desired replicas are the Deployment's own spec.replicas, which
 //     its HPA sets within this cluster's bounds: scaling is not a difference to report.
 //   - True/NotTargeted: this cluster is not a target; nothing runs here.
-//   - False/InvalidSpec: the distribution cannot be allocated, or spec.overrides cannot be
-//     rendered (placement.EffectiveTemplate; the message names the override).
+//   - False/InvalidSpec: the distribution cannot be allocated, spec.overrides cannot be
+//     rendered (placement.EffectiveTemplate; the message names the override), or the API
+//     server refuses the Deployment or HPA rendered from the spec (the message quotes it).
 //   - False/ClusterUnknown: no ClusterMember is named after this operator's --cluster-name.
+//   - False/ClusterMemberTerminating: this cluster's ClusterMember is being deleted. As with
+//     ClusterUnknown, nothing is created, changed or deleted here meanwhile.
 //   - False/Conflict: a Deployment or Service with the Workload's name exists and Polykube did
 //     not create it for this Workload; it is left untouched.
+//   - False/ForeignHPA: an HPA Polykube did not make (kubectl autoscale, KEDA) scales the
+//     Deployment; its replicas are left to it, everything else is applied. The message names
+//     the HPA and what to do (foreignhpa.go).
 //   - False/DeploymentPending: the Deployment has no status yet.
 //   - False/Progressing: the Deployment is rolling out or scaling.
 //   - False/Degraded: the Deployment reports ReplicaFailure or Progressing=False.
@@ -165,7 +171,8 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, statu
 func isErrorReason(reason string) bool {
 	switch reason {
 	case polykubev1alpha1.ReasonInvalidSpec, polykubev1alpha1.ReasonConflict,
-		polykubev1alpha1.ReasonClusterUnknown, polykubev1alpha1.ReasonReconcileFailed:
+		polykubev1alpha1.ReasonClusterUnknown, polykubev1alpha1.ReasonClusterMemberTerminating,
+		polykubev1alpha1.ReasonReconcileFailed:
 		return true
 	}
 	return false

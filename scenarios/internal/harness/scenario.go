@@ -22,6 +22,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/testbed/meshmirror"
+	"github.com/polykube/polykube/testbed/soak"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -147,6 +148,8 @@ type Scenario struct {
 	deployments map[string]*deploymentHistory
 	// secretValues are the values of the Secrets the scenario created.
 	secretValues []string
+	// soakReport is what the scenario's soak found.
+	soakReport *soak.Report
 
 	// Status is the last polykube-status run.
 	Status *StatusRun
