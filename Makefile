@@ -56,6 +56,10 @@ soak: testbed-bin ## Walk a kwok federation through seeded random faults and edi
 	$(TESTBED) tools --build kwok flux
 	$(TESTBED) soak --duration $(SOAK_DURATION) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
+.PHONY: host-redis
+host-redis: ## Install redis-server when it is missing (the Argo CD scenarios' Redis; make test runs it).
+	@scripts/host/redis.sh
+
 .PHONY: host-docker
 host-docker: ## Prepare this host for the datapath tier: install and start Docker, able to run --privileged (kind) containers.
 	@scripts/host/docker.sh
@@ -124,7 +128,7 @@ upgrade-contract: ## Run the upgrade-contract tests (allocation and rendered obj
 # The feature suite runs twice: on the default federation (Flux delivers) inside ./..., then only
 # its @argocd scenarios on scenarios/topology-argocd.yaml (an Argo CD per cluster delivers), with
 # their reports under $(ARTIFACTS)/argocd.
-test: tools ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests (Flux and Argo CD delivery).
+test: tools host-redis ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests (Flux and Argo CD delivery).
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
 	  artifacts="$${ARTIFACTS:-$(CURDIR)/_artifacts}" && \
 	  summary="$$artifacts/scenarios/summary.txt" && argo="$$artifacts/argocd/scenarios/summary.txt" && \
