@@ -47,6 +47,7 @@ const (
 	InvDeploymentKept = "deployment-kept"  // a Deployment of a Workload that stayed targeted is never deleted or replaced
 	InvTemplateKept   = "template-kept"    // an unchanged Workload's pods are never rolled
 	InvReplicaFloor   = "replica-floor"    // never fewer replicas than the smallest allocation since the fleet settled
+	InvDelivered      = "delivered"        // every cluster's Flux applies an edit within the bed's delivery wait once the faults are repaired
 	InvConverged      = "converged"        // every cluster converges within the bound once the faults are repaired
 	InvStatusAgrees   = "status-agrees"    // polykube-status's exit code says what the fleet is
 	InvStatusBlind    = "status-not-blind" // a stopped API server is reported unreachable

@@ -166,9 +166,32 @@ func (r *runner) commit(ctx context.Context, msg string) error {
 	}
 	rev, err := r.bed.Commit(ctx, gitrepo.Change{Put: files, Message: msg})
 	if err != nil {
-		return err
+		return &commitError{err}
 	}
 	return r.bed.WaitDelivered(ctx, rev)
+}
+
+// commitError is a commit the Git server refused or could not take: the soak cannot go on.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit to Git: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// deliver commits the desired state during a step and waits until every cluster applied it. A
+// delivery that does not come within the bed's delivery wait is recorded (Flux slow to come back
+// after a fault is the test bed's or Flux's, not the operator's, but the fleet did not converge
+// in time) and the step goes on to its convergence wait; only a failed commit ends the soak.
+func (r *runner) deliver(ctx context.Context, step int, msg string) error {
+	err := r.commit(ctx, msg)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var commitErr *commitError
+	if errors.As(err, &commitErr) {
+		return err
+	}
+	r.record([]Violation{{Step: step, Invariant: InvDelivered, Cluster: "*", Workload: "*", Detail: err.Error()}})
+	return nil
 }
 
 // step runs one step with the observer checking the invariants all along, then waits until the
@@ -208,7 +231,7 @@ func (r *runner) do(ctx context.Context, s Step) error {
 		}
 		if edited {
 			// Delivered only now that the fault is repaired.
-			return r.commit(ctx, "soak: "+s.Edit.String())
+			return r.deliver(ctx, s.N, "soak: "+s.Edit.String())
 		}
 		return nil
 	case StepScale, StepRelabel:
@@ -248,7 +271,7 @@ func (r *runner) edit(ctx context.Context, s Step, deliver bool) (bool, error) {
 		_, err = r.bed.Commit(ctx, gitrepo.Change{Put: files, Message: "soak: " + s.String()})
 		return err == nil, err
 	}
-	return true, r.commit(ctx, "soak: "+s.String())
+	return true, r.deliver(ctx, s.N, "soak: "+s.String())
 }
 
 func (r *runner) restoreSecret(ctx context.Context, cluster string) error {
