@@ -173,6 +173,7 @@ separated by ---).
 	root.AddCommand(c.viewCommand(status.ViewFederation, "The Federation roster and mesh checks as each cluster reports them, and which cluster is local per context"))
 	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
 	root.AddCommand(c.planCommand())
+	root.AddCommand(c.eventsCommand())
 	root.AddCommand(c.versionCommand())
 	return root
 }

@@ -63,3 +63,14 @@ func TestRun_WatchUsage(t *testing.T) {
 	g.Expect(res.code).To(Equal(status.ExitUsage))
 	g.Expect(res.stderr).To(ContainSubstring("--wait and --watch exclude each other"))
 }
+
+func TestRun_EventsUsage(t *testing.T) {
+	g := NewWithT(t)
+	kc := twoContexts(t)
+	res := runAs("polykube-status", "events", "--kubeconfig", kc, "--context", "alpha", "--since=-1m")
+	g.Expect(res.code).To(Equal(status.ExitUsage))
+	g.Expect(res.stderr).To(ContainSubstring("--since must not be negative"))
+	res = runAs("polykube-status", "events", "--kubeconfig", kc, "--context", "alpha", "--watch")
+	g.Expect(res.code).To(Equal(status.ExitUsage))
+	g.Expect(res.stderr).To(ContainSubstring("--wait and --watch apply to the fleet view only"))
+}
