@@ -120,7 +120,8 @@ polykube-status-reader (gitops/status-reader) to its users.
 
 WORKLOAD arguments filter by name; shell patterns such as 'billing-*' are allowed.
 Each cluster cell reads READY/DESIRED PHASE; '-' means the cluster is not a target, '?' that
-the cluster could not be read, 'absent' that it has no copy of the Workload. While a cluster
+the cluster could not be read, 'absent' that it has no copy of the Workload, 'Suspended' that
+the copy has spec.suspend there (a notice, not a failure). While a cluster
 absorbs peers' share (distribution.failover) it reads READY/BASE+EXTRA PHASE, and a
 FailoverActive notice, which does not change the exit code, says for which peers.
 
@@ -174,6 +175,7 @@ separated by ---).
 	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
 	root.AddCommand(c.planCommand())
 	root.AddCommand(c.eventsCommand())
+	root.AddCommand(c.bundleCommand())
 	root.AddCommand(c.versionCommand())
 	return root
 }

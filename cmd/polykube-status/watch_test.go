@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -73,4 +74,20 @@ func TestRun_EventsUsage(t *testing.T) {
 	res = runAs("polykube-status", "events", "--kubeconfig", kc, "--context", "alpha", "--watch")
 	g.Expect(res.code).To(Equal(status.ExitUsage))
 	g.Expect(res.stderr).To(ContainSubstring("--wait and --watch apply to the fleet view only"))
+}
+
+func TestRun_BundleUsage(t *testing.T) {
+	g := NewWithT(t)
+	kc := twoContexts(t)
+	res := runAs("polykube-status", "bundle", "--kubeconfig", kc, "--context", "alpha")
+	g.Expect(res.code).To(Equal(status.ExitUsage))
+	g.Expect(res.stderr).To(ContainSubstring("bundle needs the file to write: -o FILE.tar.gz"))
+	res = runAs("polykube-status", "bundle", "--kubeconfig", kc, "--all-contexts", "-o", t.TempDir()+"/b.tar.gz")
+	g.Expect(res.code).To(Equal(status.ExitUsage))
+	g.Expect(res.stderr).To(ContainSubstring("bundle reads only contexts you name"))
+	existing := t.TempDir() + "/b.tar.gz"
+	g.Expect(os.WriteFile(existing, nil, 0o600)).To(Succeed())
+	res = runAs("polykube-status", "bundle", "--kubeconfig", kc, "--context", "alpha", "-o", existing)
+	g.Expect(res.code).To(Equal(status.ExitUsage))
+	g.Expect(res.stderr).To(ContainSubstring("exists: remove it or choose another file"))
 }
