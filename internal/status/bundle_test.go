@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,4 +239,31 @@ func TestBundle_NoSecretNoEnvValue(t *testing.T) {
 	}
 	g.Expect(idx.Clusters[0].Reason).To(Equal(status.ReasonOK))
 	g.Expect(idx.ExitCode).To(Equal(status.ExitOK))
+}
+
+// TestReaderRoles_ReadOnlyNoSecrets: the shipped roles only read, never name Secrets, read
+// ConfigMaps by the name cilium-config only, and read pods only through the namespaced Role.
+func TestReaderRoles_ReadOnlyNoSecrets(t *testing.T) {
+	g := NewWithT(t)
+	for _, file := range []string{fleettest.ReaderRoleFile, "gitops/status-reader/operator-logs/role.yaml"} {
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), file))
+		g.Expect(err).NotTo(HaveOccurred())
+		var role struct {
+			Kind  string              `json:"kind"`
+			Rules []rbacv1.PolicyRule `json:"rules"`
+		}
+		g.Expect(yaml.Unmarshal(data, &role)).To(Succeed())
+		g.Expect(role.Rules).NotTo(BeEmpty(), file)
+		for _, r := range role.Rules {
+			g.Expect(r.Verbs).To(HaveEach(BeElementOf("get", "list", "watch")), "%s grants more than reading: %v", file, r)
+			g.Expect(r.Resources).NotTo(ContainElement(BeElementOf("secrets", "*")), "%s: %v", file, r)
+			g.Expect(r.APIGroups).NotTo(ContainElement("*"), "%s: %v", file, r)
+			if slices.Contains(r.Resources, "configmaps") {
+				g.Expect(r.ResourceNames).To(Equal([]string{status.CiliumConfigName}), "%s reads ConfigMaps beyond cilium-config", file)
+			}
+			if slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "pods/log") {
+				g.Expect(role.Kind).To(Equal("Role"), "%s: pods are read in the operator's namespace only", file)
+			}
+		}
+	}
 }
