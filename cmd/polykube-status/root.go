@@ -40,7 +40,9 @@ The JSON/YAML summary lists every finding either way.`
 type cli struct {
 	stdout, stderr io.Writer
 	color          bool
-	exitCode       int
+	// terminal: stdout is a terminal, so --watch redraws in place.
+	terminal bool
+	exitCode int
 
 	kubeconfig    string
 	contexts      []string
@@ -52,6 +54,7 @@ type cli struct {
 	namespace     string
 	allNamespaces bool
 	wait          time.Duration
+	watch         bool
 
 	planFiles     []string
 	planCluster   string
@@ -62,7 +65,7 @@ type cli struct {
 
 // run executes the command line args (args[0] is the program name) and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{stdout: stdout, stderr: stderr, color: useColor(stdout, getenv)}
+	c := &cli{stdout: stdout, stderr: stderr, color: useColor(stdout, getenv), terminal: isTerminal(stdout)}
 	name := "polykube-status"
 	rest := args[1:]
 	if len(args) > 0 && strings.TrimSuffix(filepath.Base(args[0]), ".exe") == pluginName {
@@ -97,7 +100,11 @@ func useColor(stdout io.Writer, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := stdout.(*os.File)
+	return isTerminal(stdout)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -113,7 +120,8 @@ polykube-status-reader (gitops/status-reader) to its users.
 
 WORKLOAD arguments filter by name; shell patterns such as 'billing-*' are allowed.
 Each cluster cell reads READY/DESIRED PHASE; '-' means the cluster is not a target, '?' that
-the cluster could not be read, 'absent' that it has no copy of the Workload. While a cluster
+the cluster could not be read, 'absent' that it has no copy of the Workload, 'Suspended' that
+the copy has spec.suspend there (a notice, not a failure). While a cluster
 absorbs peers' share (distribution.failover) it reads READY/BASE+EXTRA PHASE, and a
 FailoverActive notice, which does not change the exit code, says for which peers.
 
@@ -121,11 +129,21 @@ With --wait[=TIMEOUT] (default 5m) it re-reads the fleet every second until the 
 exit 0, then prints it; at the timeout it prints the last report with its exit code. What it
 still waits for goes to stderr whenever that changes.
 
+With --watch it prints the report, then prints it again whenever it changes, until Ctrl-C;
+the exit code is then that of the last report. Changes are learnt from API watches on the kinds
+it reads (one per kind per cluster), each opened within --timeout; a cluster whose watch fails
+is marked in the report and its watches are opened again with a backoff (1s up to 30s). On a
+terminal the table is redrawn in place; otherwise each report follows the last (YAML documents
+separated by ---).
+
 ` + exitCodesHelp,
 		Example: `  polykube-status --context alpha --context beta
   polykube-status billing-api -n shop --all-contexts -o json
   polykube-status federation --contexts-file fleet.txt
   polykube-status --all-contexts -A --wait=10m     # exit 0 once the fleet agrees and is ready
+  polykube-status --context alpha --context beta --watch
+  polykube-status events --context alpha --context beta --since 1h
+  polykube-status bundle -o support.tar.gz --context alpha --context beta
   polykube-status plan -f gitops/workloads --cluster beta
   polykube-status plan --diff old-checkout/gitops new-checkout/gitops
   kubectl polykube status --all-contexts        # when installed as kubectl-polykube`,
@@ -151,10 +169,13 @@ still waits for goes to stderr whenever that changes.
 	pf.DurationVar(&c.wait, "wait", 0, "re-read the fleet until every cluster is read, agrees and is ready (exit 0), for at most this long; "+
 		"--wait alone waits "+status.DefaultWait.String()+" (give another as --wait=2m)")
 	pf.Lookup("wait").NoOptDefVal = status.DefaultWait.String()
+	pf.BoolVarP(&c.watch, "watch", "w", false, "print the report again whenever it changes (from API watches), until Ctrl-C; exits with the last report's code")
 
 	root.AddCommand(c.viewCommand(status.ViewFederation, "The Federation roster and mesh checks as each cluster reports them, and which cluster is local per context"))
 	root.AddCommand(c.viewCommand(status.ViewMembers, "The ClusterMembers each cluster holds, and which context each member is local to"))
 	root.AddCommand(c.planCommand())
+	root.AddCommand(c.eventsCommand())
+	root.AddCommand(c.bundleCommand())
 	root.AddCommand(c.versionCommand())
 	return root
 }
@@ -192,6 +213,9 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	if c.wait < 0 {
 		return status.Usagef("--wait must be positive, got %s", c.wait)
 	}
+	if c.wait > 0 && c.watch {
+		return status.Usagef("--wait and --watch exclude each other: --wait ends once the fleet is ready, --watch runs until Ctrl-C")
+	}
 	if c.wait > 0 {
 		// --wait takes its value only after '=': "--wait 2m" waits the default and filters
 		// Workloads by the name "2m", which is never what was meant.
@@ -224,6 +248,9 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 	}
 	read := func(ctx context.Context) status.Report { return status.Merge(status.Collect(ctx, targets, q, nil), q) }
 	var report status.Report
+	if c.watch {
+		return c.watchFleet(ctx, targets, q, read, view)
+	}
 	if c.wait > 0 {
 		if report, err = status.Wait(ctx, read, status.WaitOptions{Timeout: c.wait, Progress: c.stderr}); err != nil {
 			return fmt.Errorf("interrupted while waiting: %w", err)

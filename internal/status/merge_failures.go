@@ -96,12 +96,12 @@ func (m *merger) servicesAndBindings() {
 			continue
 		}
 		for _, se := range s.ServiceEndpoints {
-			if m.selects(se.Namespace, se.Spec.WorkloadRef.Name) {
+			if m.selects(se.Namespace, se.Spec.WorkloadRef.Name) && !m.suspendedObject("ServiceEndpoint", &se.ObjectMeta, se.Spec.Suspend, se.Status.Conditions, i) {
 				m.condition("ServiceEndpoint", &se.ObjectMeta, se.Status.ObservedGeneration, se.Status.Conditions, polykubev1alpha1.ReadyCondition, i)
 			}
 		}
 		for _, b := range s.DatastoreBindings {
-			if m.selects(b.Namespace, b.Spec.WorkloadRef.Name) {
+			if m.selects(b.Namespace, b.Spec.WorkloadRef.Name) && !m.suspendedObject("DatastoreBinding", &b.ObjectMeta, b.Spec.Suspend, b.Status.Conditions, i) {
 				m.condition("DatastoreBinding", &b.ObjectMeta, b.Status.ObservedGeneration, b.Status.Conditions, polykubev1alpha1.BoundCondition, i)
 			}
 		}

@@ -216,6 +216,9 @@ func checkSlicesReady(m *merger, c *copiesOf) {
 	row := c.row
 	for _, i := range c.present {
 		w, cell := c.copies[i], row.Clusters[i]
+		if cell.Suspended {
+			continue
+		}
 		want, targetedHere := c.expectedBy[i].For(m.names[i])
 		if !targetedHere || (want == 0 && cell.Desired == 0) {
 			continue
@@ -251,7 +254,9 @@ func checkSlicesReady(m *merger, c *copiesOf) {
 
 // specGroupsOf partitions the snapshots holding a copy by equal spec.
 func specGroupsOf(present []int, copies []*polykubev1alpha1.Workload) [][]int {
-	return groupBy(present, func(a, b int) bool { return apiequality.Semantic.DeepEqual(copies[a].Spec, copies[b].Spec) })
+	return groupBy(present, func(a, b int) bool {
+		return apiequality.Semantic.DeepEqual(specForComparison(copies[a]), specForComparison(copies[b]))
+	})
 }
 
 // readyBehind is the generation of w's Ready condition when it is older than w's spec, else 0.

@@ -166,8 +166,11 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			expectedBy[i] = alloc
 			cell.Expected = SharesOf(alloc)
 		}
-		m.workloadFailure(i, w, &cell)
-		m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
+		if m.markSuspended(i, w, &cell); !cell.Suspended {
+			// A suspended copy's Deployment may carry a deliberate hand edit.
+			m.workloadFailure(i, w, &cell)
+			m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
+		}
 		m.checkFailover(object, i, w, &cell)
 		row.Clusters = append(row.Clusters, cell)
 		row.DesiredTotal += cell.Desired

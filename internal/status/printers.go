@@ -163,6 +163,9 @@ func workloadCell(x WorkloadInCluster) render.Cell {
 		return render.Colored("?", render.Red)
 	case x.State == StateAbsent:
 		return render.Colored("absent", render.Red)
+	case x.Suspended:
+		// Frozen on purpose: what it ran when suspended, not a failure.
+		return render.Colored(fmt.Sprintf("%d/%d Suspended", x.Ready, x.Desired), render.Yellow)
 	case !x.Targeted && x.Desired == 0 && x.Ready == 0:
 		return render.Text("-")
 	case x.ReportedCluster == "":

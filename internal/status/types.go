@@ -230,6 +230,10 @@ type WorkloadInCluster struct {
 	// Autoscaling is status.autoscaling of an autoscaled Workload: this cluster's HPA bounds and
 	// current replicas (Desired is then the current replicas too).
 	Autoscaling *Autoscaled `json:"autoscaling,omitempty"`
+	// Suspended: this copy has spec.suspend, or its Ready condition says Suspended. Its
+	// operator changes nothing for it in this cluster, so its status is frozen, not failing
+	// (merge_suspend.go).
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // Autoscaled is one cluster's autoscaling as its operator reports it.
