@@ -4,6 +4,7 @@ package flags
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -49,6 +50,11 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 		"How often a DatastoreBinding whose Secret or keys are missing is checked again (Secrets are not watched); 0 means 30s.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles,
 		"Number of Workloads reconciled in parallel.")
+	var watchNamespaces string
+	fs.StringVar(&watchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces the operator watches and writes in (for example team-a,team-b); empty means every namespace. "+
+			"Workloads, ServiceEndpoints and DatastoreBindings in other namespaces are never seen: they get no Deployment, Service or status. "+
+			"Pair it with the RBAC of gitops/operator-namespaced (Roles in those namespaces only).")
 	if fs.Lookup("kubeconfig") == nil {
 		fs.String("kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	}
@@ -63,6 +69,9 @@ func Parse(fs *flag.FlagSet, args []string) (*Parsed, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: the operator takes flags only (see --help)", fs.Args())
+	}
+	if watchNamespaces != "" {
+		o.WatchNamespaces = strings.Split(watchNamespaces, ",")
 	}
 	if o.MaxConcurrentReconciles < 1 {
 		return nil, fmt.Errorf("--max-concurrent-reconciles=%d: use 1 or more", o.MaxConcurrentReconciles)

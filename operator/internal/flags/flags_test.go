@@ -83,3 +83,24 @@ func TestParse_VersionNeedsNoClusterName(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(p.Version).To(BeTrue())
 }
+
+func TestParse_WatchNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	p, err := parse("--cluster-name=east")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Options.WatchNamespaces).To(BeEmpty(), "every namespace by default")
+
+	p, err = parse("--cluster-name=east", "--watch-namespaces=team-a,team-b")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(p.Options.WatchNamespaces).To(Equal([]string{"team-a", "team-b"}))
+
+	for arg, want := range map[string]string{
+		"--watch-namespaces=team-a,Team_B": `"Team_B" is not a namespace name`,
+		"--watch-namespaces=team-a,":       "has an empty entry",
+		"--watch-namespaces=team-a, b":     `" b" is not a namespace name`,
+		"--watch-namespaces=a,b,a":         `lists "a" twice`,
+	} {
+		_, err := parse("--cluster-name=east", arg)
+		g.Expect(err).To(MatchError(ContainSubstring(want)), arg)
+	}
+}

@@ -81,6 +81,8 @@ type Options struct {
 	// LeaderElect and LeaderElectionNamespace are passed on to setup.Options.
 	LeaderElect             bool
 	LeaderElectionNamespace string
+	// WatchNamespaces is passed on to setup.Options (empty: every namespace).
+	WatchNamespaces []string
 	// MetricsBindAddress and HealthProbeBindAddress default to "0" (disabled).
 	MetricsBindAddress, HealthProbeBindAddress string
 }
@@ -116,6 +118,7 @@ func StartOperator(tb testing.TB, cfg *rest.Config, clusterName string, opts Opt
 		HealthProbeBindAddress:       orDefault(opts.HealthProbeBindAddress, "0"),
 		LeaderElect:                  opts.LeaderElect,
 		LeaderElectionNamespace:      opts.LeaderElectionNamespace,
+		WatchNamespaces:              opts.WatchNamespaces,
 		SecretRecheckInterval:        opts.SecretRecheckInterval,
 		MaxConcurrentReconciles:      opts.MaxConcurrentReconciles,
 		Logger:                       logger,

@@ -72,6 +72,10 @@ type Options struct {
 	// IdentityNamespace holds the ConfigMap that pins this cluster's identity (default
 	// polykube-system, the operator's namespace in gitops/operator).
 	IdentityNamespace string
+	// WatchNamespaces confines the operator to these namespaces: its cache watches namespaced
+	// kinds only there, so it needs Roles there and no cluster-wide write (gitops/operator/
+	// namespaced). Empty means every namespace.
+	WatchNamespaces []string
 	// OperatorVersion is reported on this cluster's ClusterMember and in the identity pin;
 	// "" means version.Version (what make release stamped into the binary).
 	OperatorVersion string
@@ -127,7 +131,10 @@ const whereClusterNameIsSet = "set it to the name of this cluster's ClusterMembe
 // match a ClusterMember (whose name the CRD holds to the same rules), and a "${CLUSTER_NAME}"
 // left by `kubectl apply -k gitops/operator` would otherwise be pinned as this cluster's identity.
 func (o Options) Validate() error {
-	return ValidateClusterName(o.ClusterName)
+	if err := ValidateClusterName(o.ClusterName); err != nil {
+		return err
+	}
+	return ValidateWatchNamespaces(o.WatchNamespaces)
 }
 
 // ValidateClusterName checks a --cluster-name: present, substituted, a DNS label of at most
@@ -195,7 +202,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// managedFields are stripped before objects enter the cache: the operator never reads
 		// them, and for a Deployment they can be as large as its spec (every Deployment, Service
 		// and EndpointSlice of the cluster is cached today).
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// With --watch-namespaces the namespaced informers list and watch only those namespaces
+		// (namespaces.go).
+		Cache: cache.Options{
+			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultNamespaces: defaultNamespaces(opts.WatchNamespaces),
+		},
 		// Secrets are read with a live GET each time: caching them would need list and watch on
 		// every Secret of the cluster, and would hold their values in the operator's memory.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
