@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +61,7 @@ func targetsKnownCondition(unknown []string) (metav1.ConditionStatus, string, st
 	return metav1.ConditionFalse, polykubev1alpha1.ReasonUnknownTargets, fmt.Sprintf(
 		"spec.distribution.targets names %s, but no ClusterMember of this cluster's roster is named so: their replicas run nowhere; "+
 			"fix the clusterRef (a typo?) or add the ClusterMember to the roster in Git (`kubectl get clustermembers` lists the names)",
-		strings.Join(quoted, ", "))
+		listed(quoted, len(quoted)))
 }
 
 // namesTarget is true when the Workload's spec.distribution.targets names the cluster.
