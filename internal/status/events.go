@@ -304,31 +304,18 @@ func fromEvent(e eventsv1.Event) readEvent {
 	}
 }
 
+// fromCoreEvent reads a core/v1 Event (clusters that do not serve events.k8s.io) as the
+// events.k8s.io one it mirrors.
 func fromCoreEvent(e corev1.Event) readEvent {
-	t := e.LastTimestamp.Time
-	count := e.Count
-	if s := e.Series; s != nil {
-		t, count = s.LastObservedTime.Time, s.Count
+	ev := eventsv1.Event{
+		ObjectMeta: e.ObjectMeta, EventTime: e.EventTime, ReportingController: e.ReportingController,
+		Reason: e.Reason, Regarding: e.InvolvedObject, Note: e.Message, Type: e.Type,
+		DeprecatedSource: e.Source, DeprecatedLastTimestamp: e.LastTimestamp, DeprecatedCount: e.Count,
 	}
-	if t.IsZero() {
-		t = e.EventTime.Time
+	if e.Series != nil {
+		ev.Series = &eventsv1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
 	}
-	if t.IsZero() {
-		t = e.CreationTimestamp.Time
-	}
-	if count == 0 {
-		count = 1
-	}
-	reporter := e.ReportingController
-	if reporter == "" {
-		reporter = e.Source.Component
-	}
-	reg := e.InvolvedObject
-	return readEvent{
-		FleetEvent: FleetEvent{Time: metav1.NewTime(t.UTC()), Type: e.Type, Reason: e.Reason, Object: objectName(reg.Kind, reg.Namespace, reg.Name),
-			Message: e.Message, Count: count, Reporter: reporter},
-		regarding: refOf(reg.APIVersion, reg.Kind, reg.Namespace, reg.Name),
-	}
+	return fromEvent(ev)
 }
 
 func objectName(kind, ns, name string) string {
