@@ -27,6 +27,8 @@ type Observation struct {
 	Reachable   bool
 	Deployments map[string]DeploymentSeen // by Workload name; absent: no Deployment
 	Workloads   map[string]WorkloadSeen
+	// Bindings are the DatastoreBindings' statuses by name (their Ready condition).
+	Bindings map[string]WorkloadSeen
 }
 
 // Violation is an invariant found broken, with the step it happened in.
@@ -183,16 +185,30 @@ func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
 			if was, ok := t.settled[key{o.Cluster, w}]; ok && exists && was.UID == d.UID && d.Template != was.Template {
 				why = append(why, fmt.Sprintf("%s: %s's pod template is not back to what it was", o.Cluster, w))
 			}
-			ws, ok := o.Workloads[w]
-			switch {
-			case !ok:
-				why = append(why, fmt.Sprintf("%s: no Workload %s", o.Cluster, w))
-			case ws.ObservedGeneration != ws.Generation:
-				why = append(why, fmt.Sprintf("%s: %s observed generation %d of %d", o.Cluster, w, ws.ObservedGeneration, ws.Generation))
-			case !ws.Ready:
-				why = append(why, fmt.Sprintf("%s: %s not Ready (%s: %s)", o.Cluster, w, ws.Reason, ws.Message))
+			if w := notReady(o.Cluster, "Workload "+w, o.Workloads[w], hasKey(o.Workloads, w)); w != "" {
+				why = append(why, w)
 			}
+		}
+		// The binding reports its Secret found again: the operator cannot watch Secrets and
+		// checks a missing one again every 30 s, so a restored Secret is seen that late.
+		if w := notReady(o.Cluster, "DatastoreBinding "+SecretName, o.Bindings[SecretName], hasKey(o.Bindings, SecretName)); w != "" {
+			why = append(why, w)
 		}
 	}
 	return strings.Join(why, "; "), nil
+}
+
+func hasKey(m map[string]WorkloadSeen, k string) bool { _, ok := m[k]; return ok }
+
+// notReady says why an object's status is not Ready for its generation ("" when it is).
+func notReady(cluster, what string, s WorkloadSeen, found bool) string {
+	switch {
+	case !found:
+		return fmt.Sprintf("%s: no %s", cluster, what)
+	case s.ObservedGeneration != s.Generation:
+		return fmt.Sprintf("%s: %s observed generation %d of %d", cluster, what, s.ObservedGeneration, s.Generation)
+	case !s.Ready:
+		return fmt.Sprintf("%s: %s not Ready (%s: %s)", cluster, what, s.Reason, s.Message)
+	}
+	return ""
 }

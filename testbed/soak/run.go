@@ -388,7 +388,7 @@ func (r *runner) readAll(ctx context.Context) []Observation {
 }
 
 func read(ctx context.Context, cluster string, cl client.Client) Observation {
-	o := Observation{Cluster: cluster, Deployments: map[string]DeploymentSeen{}, Workloads: map[string]WorkloadSeen{}}
+	o := Observation{Cluster: cluster, Deployments: map[string]DeploymentSeen{}, Workloads: map[string]WorkloadSeen{}, Bindings: map[string]WorkloadSeen{}}
 	deps := &appsv1.DeploymentList{}
 	if err := cl.List(ctx, deps, client.InNamespace(Namespace)); err != nil {
 		return Observation{Cluster: cluster}
@@ -408,15 +408,27 @@ func read(ctx context.Context, cluster string, cl client.Client) Observation {
 		}
 		o.Deployments[d.Name] = DeploymentSeen{UID: string(d.UID), Replicas: replicas, Template: templateOf(d)}
 	}
+	bindings := &polykubev1alpha1.DatastoreBindingList{}
+	if err := cl.List(ctx, bindings, client.InNamespace(Namespace)); err != nil {
+		return Observation{Cluster: cluster}
+	}
 	for _, w := range wls.Items {
-		ws := WorkloadSeen{Generation: w.Generation, ObservedGeneration: w.Status.ObservedGeneration}
-		if c := meta.FindStatusCondition(w.Status.Conditions, polykubev1alpha1.ReadyCondition); c != nil {
-			ws.Ready, ws.Reason, ws.Message = c.Status == metav1.ConditionTrue && c.ObservedGeneration == w.Generation, c.Reason, c.Message
-		}
-		o.Workloads[w.Name] = ws
+		o.Workloads[w.Name] = seen(w.Generation, w.Status.ObservedGeneration, w.Status.Conditions)
+	}
+	for _, b := range bindings.Items {
+		o.Bindings[b.Name] = seen(b.Generation, b.Status.ObservedGeneration, b.Status.Conditions)
 	}
 	o.Reachable = true
 	return o
+}
+
+// seen is what an object's status says of its generation and Ready condition.
+func seen(generation, observed int64, conditions []metav1.Condition) WorkloadSeen {
+	ws := WorkloadSeen{Generation: generation, ObservedGeneration: observed}
+	if c := meta.FindStatusCondition(conditions, polykubev1alpha1.ReadyCondition); c != nil {
+		ws.Ready, ws.Reason, ws.Message = c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation, c.Reason, c.Message
+	}
+	return ws
 }
 
 // sleep holds a fault for its drawn duration: the length of the fault window is what the step

@@ -77,7 +77,8 @@ func fleetObs(t *testing.T, f *Fleet, uid func(c, w string) string) []Observatio
 	t.Helper()
 	var out []Observation
 	for _, c := range []string{"alpha", "beta", "gamma"} {
-		o := Observation{Cluster: c, Reachable: true, Deployments: map[string]DeploymentSeen{}, Workloads: map[string]WorkloadSeen{}}
+		o := Observation{Cluster: c, Reachable: true, Deployments: map[string]DeploymentSeen{}, Workloads: map[string]WorkloadSeen{},
+			Bindings: map[string]WorkloadSeen{SecretName: {Generation: 1, ObservedGeneration: 1, Ready: true}}}
 		for _, w := range Workloads {
 			n, ok, err := f.Allocation(w, c)
 			if err != nil {
@@ -195,12 +196,14 @@ func TestTracker_ConvergedSaysWhatIsMissing(t *testing.T) {
 	obs := fleetObs(t, f, sameUID)
 	_ = tr.Settle(f, obs)
 	obs[1].Workloads[StaticName] = WorkloadSeen{Generation: 2, ObservedGeneration: 1}
+	obs[0].Bindings[SecretName] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Reason: "SecretNotFound"}
 	obs[2] = Observation{Cluster: "gamma"}
 	why, err := tr.Converged(f, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"gamma unreachable", "beta: " + StaticName + " observed generation 1 of 2"} {
+	for _, want := range []string{"gamma unreachable", "beta: Workload " + StaticName + " observed generation 1 of 2",
+		"alpha: DatastoreBinding " + SecretName + " not Ready (SecretNotFound"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("Converged says %q, missing %q", why, want)
 		}
