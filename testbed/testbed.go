@@ -105,6 +105,8 @@ type ClusterState struct {
 	Context    string    `json:"context"`
 	Flux       FluxPorts `json:"flux,omitempty"`
 	Operator   OpState   `json:"operator,omitempty"`
+	// Prometheus is the loopback port of the cluster's Prometheus (the prometheus add-on).
+	Prometheus int `json:"prometheus,omitempty"`
 }
 
 // FluxPorts are the loopback ports of a cluster's Flux controllers.

@@ -41,6 +41,8 @@ type Options struct {
 	// Rules are rule files (name -> content) written beside the configuration, which must list
 	// them under rule_files.
 	Rules map[string][]byte
+	// Port is its loopback port; 0 takes a free one.
+	Port int
 	// Ready bounds the wait for /-/ready.
 	Ready topology.Wait
 }
@@ -73,17 +75,22 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	p, err := ports.Free(1)
-	if err != nil {
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		p, err := ports.Free(1)
+		if err != nil {
+			return nil, err
+		}
+		port = p[0]
 	}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", p[0]), name: o.Name, procs: o.Procs, hc: &http.Client{Timeout: 10 * time.Second}}
+	s := Connect(fmt.Sprintf("http://127.0.0.1:%d", port))
+	s.name, s.procs = o.Name, o.Procs
 	if _, err := o.Procs.Start(proc.Spec{
 		Name: o.Name, Path: o.Binary, Dir: o.DataDir,
 		Args: []string{
 			"--config.file=" + cfgPath,
 			"--storage.tsdb.path=" + filepath.Join(o.DataDir, "data"),
-			fmt.Sprintf("--web.listen-address=127.0.0.1:%d", p[0]),
+			fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 			// Rule files and the configuration are rewritten by the test bed: POST /-/reload.
 			"--web.enable-lifecycle",
 			"--log.level=warn",
@@ -103,8 +110,34 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
+// Connect returns a client of a Prometheus already running at url (Stop does nothing).
+func Connect(url string) *Server {
+	return &Server{URL: url, hc: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Reload makes Prometheus read its configuration and rule files again.
+func (s *Server) Reload(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/-/reload", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("reload Prometheus at %s: %s: %s", s.URL, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
 // Stop stops the process.
 func (s *Server) Stop(ctx context.Context, w topology.Wait) error {
+	if s.name == "" {
+		return nil
+	}
 	return s.procs.Stop(ctx, s.name, false, w)
 }
 
