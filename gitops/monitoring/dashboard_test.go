@@ -1,7 +1,6 @@
 package monitoring_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,14 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/polykube/polykube/internal/toolchain"
-	"github.com/polykube/polykube/testbed/proc"
-	"github.com/polykube/polykube/testbed/promserver"
-	"github.com/polykube/polykube/testbed/topology"
 )
 
 // dashboard is the part of a Grafana dashboard the checks read.
@@ -119,43 +112,21 @@ func TestDashboard_PanelsAreWellFormed(t *testing.T) {
 	}
 }
 
-// Every panel's query parses with the parser of the pinned Prometheus (its /api/v1/parse_query)
-// and evaluates; it reads only metrics docs/metrics.md documents; and every Polykube metric the
-// docs list has a panel.
-func TestDashboard_QueriesParseAndReadDocumentedMetrics(t *testing.T) {
+// Every Polykube metric docs/metrics.md documents appears in a panel's query (the test tagged
+// prometheus checks it with Prometheus's parser; this one runs everywhere).
+func TestDashboard_EveryPolykubeMetricHasAPanel(t *testing.T) {
 	g := NewWithT(t)
 	_, qs := readDashboard(t)
-	docs := documentedMetrics(t)
-	g.Expect(docs).To(ContainElement("polykube_workload_ready_replicas"), "the metric names of docs/metrics.md were not found")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	procs := proc.Dir(filepath.Join(dir, "procs"))
-	srv, err := promserver.Start(ctx, promserver.Options{
-		Name: "prometheus", Binary: tool(t, toolchain.Prometheus), Procs: procs, DataDir: filepath.Join(dir, "prometheus"),
-		Ready: topology.Wait{Timeout: topology.Duration{Duration: time.Minute}, Interval: topology.Duration{Duration: 200 * time.Millisecond}},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		_ = srv.Stop(context.Background(), topology.Wait{Timeout: topology.Duration{Duration: 30 * time.Second}})
-	})
-
-	read := map[string]bool{}
+	var all strings.Builder
 	for _, q := range qs {
-		names, err := srv.MetricNames(ctx, q.expr)
-		g.Expect(err).NotTo(HaveOccurred(), "panel %q query %s", q.panel, q.refID)
-		g.Expect(names).NotTo(BeEmpty(), "panel %q query %s reads no metric", q.panel, q.refID)
-		for _, n := range names {
-			g.Expect(documented(docs, n)).To(BeTrue(), "panel %q query %s reads %s, which docs/metrics.md does not document", q.panel, q.refID, n)
-			read[n] = true
-		}
-		_, err = srv.Query(ctx, q.expr)
-		g.Expect(err).NotTo(HaveOccurred(), "panel %q query %s does not evaluate", q.panel, q.refID)
+		all.WriteString(q.expr + "\n")
 	}
-	for _, n := range docs {
-		if strings.HasPrefix(n, "polykube_") {
-			g.Expect(read).To(HaveKey(n), "docs/metrics.md documents %s, but no dashboard panel shows it", n)
+	n := 0
+	for _, m := range documentedMetrics(t) {
+		if strings.HasPrefix(m, "polykube_") {
+			n++
+			g.Expect(regexp.MustCompile(`\b`+m+`\b`).MatchString(all.String())).To(BeTrue(), "docs/metrics.md documents %s, but no dashboard panel shows it", m)
 		}
 	}
+	g.Expect(n).To(BeNumerically(">=", 10), "the Polykube metrics of docs/metrics.md were not found")
 }
