@@ -201,7 +201,8 @@ func (s *Server) MetricNames(ctx context.Context, query string) ([]string, error
 	walk = func(n any) {
 		switch v := n.(type) {
 		case map[string]any:
-			if v["type"] == "vectorSelector" {
+			// Prometheus writes a range selector flat, its name beside its range.
+			if v["type"] == "vectorSelector" || v["type"] == "matrixSelector" {
 				name, _ := v["name"].(string)
 				if name == "" {
 					errs = append(errs, fmt.Errorf("%q has a selector without a metric name", query))

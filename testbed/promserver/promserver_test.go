@@ -52,7 +52,7 @@ func TestMetricNames(t *testing.T) {
 	srv := parseQueryServer(t, `{"type":"binaryExpr","op":"/",
 	  "lhs":{"type":"call","func":{"name":"histogram_quantile"},"args":[{"type":"numberLiteral","val":"0.99"},
 	    {"type":"aggregation","op":"sum","grouping":["le"],"expr":{"type":"call","func":{"name":"rate"},
-	      "args":[{"type":"matrixSelector","range":300000,"vectorSelector":{"type":"vectorSelector","name":"b_bucket","matchers":[{"type":"=","name":"__name__","value":"b_bucket"}]}}]}}]},
+	      "args":[{"type":"matrixSelector","name":"b_bucket","range":300000,"matchers":[{"type":"=","name":"__name__","value":"b_bucket"}]}]}}]},
 	  "rhs":{"type":"vectorSelector","name":"a","matchers":[]}}`)
 	names, err := srv.MetricNames(context.Background(), "q")
 	g.Expect(err).NotTo(HaveOccurred())
