@@ -140,6 +140,13 @@ test: tools host-redis ## Run everything that runs here: unit, real-API-server i
 	  if [ -f "$$argo" ]; then echo "--- features delivered by Argo CD (reports beside $$argo):"; cat "$$argo"; fi && \
 	  exit $$status
 
+.PHONY: test-prometheus
+test-prometheus: tools ## Build the prometheus tool group (Prometheus 3.16.0 and promtool, a long cold build) and run the tests tagged prometheus: promtool test rules, the dashboard's queries, the prometheus add-on.
+	$(TESTBED) tools --build prometheus
+	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
+	  $(GO) test $(GO_TEST_FLAGS) -tags prometheus ./gitops/monitoring/ ./testbed/promserver/ && \
+	  $(GO) test $(GO_TEST_FLAGS) -tags prometheus ./testbed/ -run 'TestPrometheus'
+
 .PHONY: bench
 bench: tools ## Run the benchmarks and print their figures beside their goals (not asserted); append them to docs/bench-history.tsv.
 	@mkdir -p $(ARTIFACTS)

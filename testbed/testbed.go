@@ -106,6 +106,8 @@ type ClusterState struct {
 	Flux       FluxPorts   `json:"flux,omitempty"`
 	ArgoCD     ArgoCDPorts `json:"argocd,omitzero"`
 	Operator   OpState     `json:"operator,omitempty"`
+	// Prometheus is the loopback port of the cluster's Prometheus (the prometheus add-on).
+	Prometheus int `json:"prometheus,omitempty"`
 }
 
 // FluxPorts are the loopback ports of a cluster's Flux controllers.

@@ -100,6 +100,8 @@ func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Actio
 		{What: fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
 			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration),
 			Run: func() error { return tb.upMeshMirror(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonMeshMirror)},
+		{What: "Starting Prometheus (scraping each operator with the metrics reader's token, the alert rules of gitops/monitoring loaded)",
+			Run: func() error { return tb.upPrometheus(ctx) }, Skip: !top.HasAddon(topology.AddonPrometheus)},
 	}
 }
 
@@ -129,6 +131,9 @@ func (tb *Testbed) preflight(ctx context.Context) error {
 			return errNoRedis
 		}
 		groups = append(groups, "argocd")
+	}
+	if top.HasAddon(topology.AddonPrometheus) {
+		groups = append(groups, "prometheus")
 	}
 	if len(groups) > 0 {
 		if err := tb.resolveTools(ctx, groups...); err != nil {

@@ -29,6 +29,10 @@ type Tool struct {
 	// versionModule, when set, takes the version from the Go build information of the
 	// binary (the version of this module, main or dependency) instead of its output.
 	versionModule string
+	// releaseVersion is the version the binary reports when upstream numbers its releases
+	// apart from its Go module (Prometheus 3.16.0 is the module's v0.316.0); probe maps it
+	// back to Version, so the cache, stamps and checks all speak the module version.
+	releaseVersion string
 	// localReplace gives the version to use for a module the upstream go.mod replaces with a
 	// local directory ("" drops the replace; the upstream require must then be valid).
 	localReplace func(oldPath string) string
@@ -83,6 +87,9 @@ func (t *Tool) probe(ctx context.Context, path string) (string, error) {
 	v := parseVersion(out.String())
 	if v == "" {
 		return "", fmt.Errorf("%s %s printed no version: %s", path, strings.Join(t.probeArgs, " "), firstLines(out.String(), 5))
+	}
+	if t.releaseVersion != "" && versionMatches(v, t.releaseVersion) {
+		return t.Version, nil
 	}
 	return v, nil
 }

@@ -434,7 +434,8 @@ func TestExpand(t *testing.T) {
 		{names: []string{"flux", "tofu"}, want: "source-controller kustomize-controller tofu"},
 		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns crictl"},
 		{names: []string{"argocd"}, want: "argocd kustomize"},
-		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kustomize kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
+		{names: []string{"prometheus"}, want: "prometheus promtool"},
+		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kustomize prometheus promtool kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
 		{names: []string{"helm"}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -612,5 +613,50 @@ func TestArgoCD_BuildsFromTheModuleWithItsOwnGo(t *testing.T) {
 	}
 	if !slices.Contains(argo.env, "GOTOOLCHAIN="+ArgoCDGoToolchain) {
 		t.Errorf("the Argo CD build runs without GOTOOLCHAIN=%s: %v", ArgoCDGoToolchain, argo.env)
+	}
+}
+
+// Prometheus reports its release number (3.16.0), not its Go module version (v0.316.0): the
+// probe maps the one to the other, and any other release is still a mismatch.
+func TestProbe_ReleaseVersion(t *testing.T) {
+	dir := t.TempDir()
+	tool := &Tool{Name: fakeName, Version: "v0.316.0", releaseVersion: "3.16.0", probeArgs: []string{"--version"}}
+	for _, tt := range []struct{ reports, want string }{
+		{"3.16.0", "v0.316.0"},
+		{"3.15.1", "v3.15.1"},
+		{"0.316.0", "v0.316.0"},
+	} {
+		path := filepath.Join(dir, tt.reports, fakeName)
+		writeFake(t, path, tt.reports)
+		got, err := tool.probe(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("a binary reporting %s probes as %s, want %s", tt.reports, got, tt.want)
+		}
+	}
+}
+
+// The Prometheus tools build from the module version, report the release number, and download
+// the release archive whose name carries that number.
+func TestPrometheus_ModuleAndRelease(t *testing.T) {
+	for _, tl := range pinnedTools() {
+		if tl.Name != Prometheus && tl.Name != Promtool {
+			continue
+		}
+		if tl.Version != PrometheusVersion || tl.Package != "github.com/prometheus/prometheus/cmd/"+tl.Name {
+			t.Errorf("%s builds %s@%s", tl.Name, tl.Package, tl.Version)
+		}
+		url, member := tl.url("linux", "amd64")
+		if want := "https://github.com/prometheus/prometheus/releases/download/v3.16.0/prometheus-3.16.0.linux-amd64.tar.gz"; url != want {
+			t.Errorf("%s downloads %s, want %s", tl.Name, url, want)
+		}
+		if want := "prometheus-3.16.0.linux-amd64/" + tl.Name; member != want {
+			t.Errorf("%s extracts %s, want %s", tl.Name, member, want)
+		}
+		if _, entry := tl.sums("linux", "amd64"); entry != "prometheus-3.16.0.linux-amd64.tar.gz" {
+			t.Errorf("%s checks the sum of %s", tl.Name, entry)
+		}
 	}
 }

@@ -53,6 +53,12 @@ const (
 	// (Argo CD's image carries one; off-cluster it is looked up in PATH), built from
 	// sigs.k8s.io/kustomize/kustomize/v5; the release whose API (v0.21) Polykube links.
 	KustomizeVersion = "v5.8.1"
+	// PrometheusVersion is the Go module version of Prometheus and promtool, built from
+	// github.com/prometheus/prometheus: Prometheus 3.x publishes its module as v0.3MM.P, so
+	// v0.316.0 is release 3.16.0 (the VERSION file of the module says so), which is
+	// PrometheusRelease. Its go.mod needs Go 1.26.7.
+	PrometheusVersion = "v0.316.0"
+	PrometheusRelease = "3.16.0"
 )
 
 // Tool names.
@@ -90,6 +96,9 @@ const (
 	ArgoCD = "argocd"
 	// Kustomize is the kustomize CLI, for Argo CD's repo-server.
 	Kustomize = "kustomize"
+	// Prometheus and promtool, for the test bed's monitoring add-on and the alert rule tests.
+	Prometheus = "prometheus"
+	Promtool   = "promtool"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -104,8 +113,9 @@ var groups = []group{
 	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 	{"argocd", []string{ArgoCD, Kustomize}},
+	{"prometheus", []string{Prometheus, Promtool}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
+		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Prometheus, Promtool, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
@@ -185,7 +195,36 @@ func pinnedTools() []*Tool {
 			// Cilium publishes images, not binaries: no download.
 		}
 	}
+	prometheus := func(name string) *Tool {
+		const module = "github.com/prometheus/prometheus"
+		dir := fmt.Sprintf("prometheus-%s.%%s-%%s", PrometheusRelease)
+		return &Tool{
+			Name: name, Version: PrometheusVersion, releaseVersion: PrometheusRelease,
+			Module: module, Package: module + "/cmd/" + name,
+			probeArgs: []string{"--version"},
+			// The release build stamps the version through prometheus/common's version
+			// package; without it --version prints an empty one.
+			ldflags: []string{"-X", "github.com/prometheus/common/version.Version=" + PrometheusRelease,
+				"-X", "github.com/prometheus/common/version.Branch=HEAD",
+				"-X", "github.com/prometheus/common/version.BuildUser=polykube-toolchain"},
+			// No builtinassets tag: the module zip has no built web UI (web/ui/static is made
+			// by npm in a release build), and without the tag Prometheus serves its API and
+			// /metrics as usual while the UI pages answer that the assets are missing. The
+			// test bed uses the HTTP API only.
+			url: func(goos, goarch string) (string, string) {
+				d := fmt.Sprintf(dir, goos, goarch)
+				return fmt.Sprintf("https://github.com/prometheus/prometheus/releases/download/v%s/%s.tar.gz", PrometheusRelease, d), d + "/" + name
+			},
+			// Prometheus's releases carry sha256sums.txt, a list of every archive.
+			sums: func(goos, goarch string) (string, string) {
+				return fmt.Sprintf("https://github.com/prometheus/prometheus/releases/download/v%s/sha256sums.txt", PrometheusRelease),
+					fmt.Sprintf(dir, goos, goarch) + ".tar.gz"
+			},
+		}
+	}
 	return []*Tool{
+		prometheus(Prometheus),
+		prometheus(Promtool),
 		{
 			Name: Etcd, Version: EtcdVersion,
 			Module: "go.etcd.io/etcd/server/v3", Package: "go.etcd.io/etcd/server/v3",

@@ -46,6 +46,9 @@ const (
 	// Cilium. Not installed by default; the scenario suite adds it when a selected scenario
 	// is tagged @mesh-mirror.
 	AddonMeshMirror = "mesh-mirror"
+	// AddonPrometheus runs a Prometheus per cluster that scrapes its operator with the
+	// metrics reader's token and evaluates the alert rules of gitops/monitoring.
+	AddonPrometheus = "prometheus"
 )
 
 // Where the add-ons run (Topology.AddonPlacement).
@@ -71,14 +74,14 @@ const (
 var Addons = []string{AddonGit, AddonFlux, AddonOperator}
 
 // OptionalAddons are the add-ons a topology may add to those, installed after them.
-var OptionalAddons = []string{AddonMeshMirror}
+var OptionalAddons = []string{AddonMeshMirror, AddonPrometheus}
 
 // deliveryAddon is the add-on of each delivery system.
 var deliveryAddon = map[string]string{DeliveryFlux: AddonFlux, DeliveryArgoCD: AddonArgoCD}
 
 // addonRequires says which add-on needs which other one first; "delivery" is the add-on of
 // the topology's delivery system.
-var addonRequires = map[string]string{AddonFlux: AddonGit, AddonArgoCD: AddonGit, AddonOperator: "delivery"}
+var addonRequires = map[string]string{AddonFlux: AddonGit, AddonArgoCD: AddonGit, AddonOperator: "delivery", AddonPrometheus: AddonOperator}
 
 // CloudProviders are the values of ClusterMember spec.provider.
 var CloudProviders = []string{"aws", "gcp", "azure", "onprem", "kind", "k0s", "kwok", "other"}
@@ -98,8 +101,9 @@ type Topology struct {
 	Provider string `json:"provider,omitempty"`
 	// Clusters are the member clusters.
 	Clusters []Cluster `json:"clusters"`
-	// Addons are installed in the fixed order git, flux, operator, mesh-mirror; each of the
-	// first three needs the one before. Unset means git, flux and operator.
+	// Addons are installed in the fixed order git, flux, operator, mesh-mirror, prometheus;
+	// each of the first three needs the one before, and prometheus needs the operator. Unset
+	// means git, flux and operator.
 	Addons []string `json:"addons,omitempty"`
 	// AddonPlacement is where Flux and the operator run: "host" (processes of this machine,
 	// each with its cluster's kubeconfig) or "cluster" (workloads in the clusters, from images,
