@@ -87,10 +87,13 @@ func TestReconciler_Failover_OnlyAGlobalServiceEndpointNotInConflictIsTheSignal(
 			exposeAs(t, c, ns, "api-mesh", true)
 			mirror(t, c, ns, "api-mesh", "west", 3, 3)
 			mirror(t, c, ns, "api-mesh", "north", 3, 3)
+			// Between the two mirrors the operator may have seen west alone, so north's deficit
+			// waited for a moment: wait until both are seen and nothing waits, then hold.
 			Eventually(func(g Gomega) {
-				_, cond := failoverStatus(g, c, ns, "api")
+				fs, cond := failoverStatus(g, c, ns, "api")
 				g.Expect(cond).NotTo(BeNil())
 				g.Expect(cond.Reason).To(Equal(polykubev1alpha1.ReasonSucceeded), cond.Message)
+				g.Expect(fs.Peers).To(BeEmpty(), "nothing absorbed or waiting once both peers are seen")
 			}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 			staysAtBase(t, c, ns, detect, polykubev1alpha1.ReasonSucceeded)
 		}
