@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/polykube/polykube/placement"
 )
 
 // DeploymentSeen is what an observation saw of a Workload's Deployment in a cluster.
@@ -18,6 +20,8 @@ type WorkloadSeen struct {
 	Generation, ObservedGeneration int64
 	Ready                          bool
 	Reason, Message                string
+	// SpecHash is the spec the operator last reconciled (status.specHash; Workloads only).
+	SpecHash string
 }
 
 // Observation is one read of one cluster; Reachable is false when the read failed (the
@@ -185,8 +189,12 @@ func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
 			if was, ok := t.settled[key{o.Cluster, w}]; ok && exists && was.UID == d.UID && d.Template != was.Template {
 				why = append(why, fmt.Sprintf("%s: %s's pod template is not back to what it was", o.Cluster, w))
 			}
-			if w := notReady(o.Cluster, "Workload "+w, o.Workloads[w], hasKey(o.Workloads, w)); w != "" {
-				why = append(why, w)
+			if why1 := notReady(o.Cluster, "Workload "+w, o.Workloads[w], hasKey(o.Workloads, w)); why1 != "" {
+				why = append(why, why1)
+			} else if want := placement.SpecHash(f.Workload(w).Spec); o.Workloads[w].SpecHash != want {
+				// Every cluster must run the committed spec, or polykube-status rightly reports
+				// the clusters disagreeing, even when the replicas happen to be the same.
+				why = append(why, fmt.Sprintf("%s: Workload %s runs spec %s, not the committed %s (its Flux has not applied the commit)", o.Cluster, w, o.Workloads[w].SpecHash, want))
 			}
 		}
 		// The binding reports its Secret found again: the operator cannot watch Secrets and

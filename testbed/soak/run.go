@@ -413,7 +413,9 @@ func read(ctx context.Context, cluster string, cl client.Client) Observation {
 		return Observation{Cluster: cluster}
 	}
 	for _, w := range wls.Items {
-		o.Workloads[w.Name] = seen(w.Generation, w.Status.ObservedGeneration, w.Status.Conditions)
+		ws := seen(w.Generation, w.Status.ObservedGeneration, w.Status.Conditions)
+		ws.SpecHash = w.Status.SpecHash
+		o.Workloads[w.Name] = ws
 	}
 	for _, b := range bindings.Items {
 		o.Bindings[b.Name] = seen(b.Generation, b.Status.ObservedGeneration, b.Status.Conditions)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polykube/polykube/placement"
+
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -87,7 +89,7 @@ func fleetObs(t *testing.T, f *Fleet, uid func(c, w string) string) []Observatio
 			if ok {
 				o.Deployments[w] = DeploymentSeen{UID: uid(c, w), Replicas: n, Template: "t-" + w}
 			}
-			o.Workloads[w] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true}
+			o.Workloads[w] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true, SpecHash: placement.SpecHash(f.Workload(w).Spec)}
 		}
 		out = append(out, o)
 	}
@@ -198,11 +200,13 @@ func TestTracker_ConvergedSaysWhatIsMissing(t *testing.T) {
 	obs[1].Workloads[StaticName] = WorkloadSeen{Generation: 2, ObservedGeneration: 1}
 	obs[0].Bindings[SecretName] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Reason: "SecretNotFound"}
 	obs[2] = Observation{Cluster: "gamma"}
+	obs[1].Workloads[WeightedName] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true, SpecHash: "older"}
 	why, err := tr.Converged(f, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"gamma unreachable", "beta: Workload " + StaticName + " observed generation 1 of 2",
+		"beta: Workload " + WeightedName + " runs spec older",
 		"alpha: DatastoreBinding " + SecretName + " not Ready (SecretNotFound"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("Converged says %q, missing %q", why, want)
