@@ -37,7 +37,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/yuin/gopher-lua v1.1.2 // indirect
+require github.com/yuin/gopher-lua v1.1.2
 
 require (
 	al.essio.dev/pkg/shellescape v1.5.1 // indirect
