@@ -176,6 +176,21 @@ func (f *Fleet) Allocation(name, cluster string) (int32, bool, error) {
 	return n, ok, nil
 }
 
+// allocations is every target's replicas for the Workload under the desired state.
+func (f *Fleet) allocations(name string) (map[string]int32, error) {
+	out := map[string]int32{}
+	for _, c := range f.top.ClusterNames() {
+		n, ok, err := f.Allocation(name, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[c] = n
+		}
+	}
+	return out, nil
+}
+
 // Files are the Git files of the desired state: the soak's namespace, Workloads and binding,
 // and the roster with the group labels.
 func (f *Fleet) Files() (map[string][]byte, error) {

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,6 +23,9 @@ type WorkloadSeen struct {
 	Reason, Message                string
 	// SpecHash is the spec the operator last reconciled (status.specHash; Workloads only).
 	SpecHash string
+	// Targets are the clusters status.targets lists with their desired replicas (Workloads only):
+	// what the operator computed from the roster it last saw.
+	Targets map[string]int32
 }
 
 // Observation is one read of one cluster; Reachable is false when the read failed (the
@@ -189,12 +193,20 @@ func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
 			if was, ok := t.settled[key{o.Cluster, w}]; ok && exists && was.UID == d.UID && d.Template != was.Template {
 				why = append(why, fmt.Sprintf("%s: %s's pod template is not back to what it was", o.Cluster, w))
 			}
+			alloc, err := f.allocations(w)
+			if err != nil {
+				return "", err
+			}
 			if why1 := notReady(o.Cluster, "Workload "+w, o.Workloads[w], hasKey(o.Workloads, w)); why1 != "" {
 				why = append(why, why1)
 			} else if want := placement.SpecHash(f.Workload(w).Spec); o.Workloads[w].SpecHash != want {
 				// Every cluster must run the committed spec, or polykube-status rightly reports
 				// the clusters disagreeing, even when the replicas happen to be the same.
 				why = append(why, fmt.Sprintf("%s: Workload %s runs spec %s, not the committed %s (its Flux has not applied the commit)", o.Cluster, w, o.Workloads[w].SpecHash, want))
+			} else if got := o.Workloads[w].Targets; !maps.Equal(got, alloc) {
+				// A roster edit changes no Workload's generation: the status must show the new
+				// allocation, or polykube-status rightly sees the clusters disagree.
+				why = append(why, fmt.Sprintf("%s: Workload %s reports targets %v, not the committed roster's %v", o.Cluster, w, got, alloc))
 			}
 		}
 		// The binding reports its Secret found again: the operator cannot watch Secrets and

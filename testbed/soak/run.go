@@ -414,7 +414,10 @@ func read(ctx context.Context, cluster string, cl client.Client) Observation {
 	}
 	for _, w := range wls.Items {
 		ws := seen(w.Generation, w.Status.ObservedGeneration, w.Status.Conditions)
-		ws.SpecHash = w.Status.SpecHash
+		ws.SpecHash, ws.Targets = w.Status.SpecHash, map[string]int32{}
+		for _, t := range w.Status.Targets {
+			ws.Targets[t.Cluster] = t.DesiredReplicas
+		}
 		o.Workloads[w.Name] = ws
 	}
 	for _, b := range bindings.Items {
