@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -149,18 +148,12 @@ func WriteBundle(ctx context.Context, w io.Writer, targets []Target, opts Bundle
 	idx := BundleIndex{APIVersion: APIVersion, Kind: KindBundleIndex, Created: now.UTC().Format(time.RFC3339), Namespace: opts.Namespace, Tail: opts.Tail}
 	parts := make([]BundleCluster, len(targets))
 	files := make([][]bundleFile, len(targets))
-	slots := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-			defer cancel()
-			parts[i], files[i] = bundleOf(cctx, t, opts, dirName(t.Context, i))
-		})
+	read := func(cctx context.Context, i int) {
+		parts[i], files[i] = bundleOf(cctx, targets[i], opts, dirName(targets[i].Context, i))
 	}
-	wg.Wait()
+	// Interrupted, the clusters not started yet are read with the ended context (they fail
+	// at once), and the bundle is refused below.
+	eachTarget(ctx, len(targets), opts.Parallel, opts.Timeout, read, func(i int, _ error) { read(ctx, i) })
 	if err := ctx.Err(); err != nil {
 		return idx, fmt.Errorf("interrupted: %w", err)
 	}

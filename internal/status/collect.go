@@ -87,25 +87,39 @@ func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFac
 		newReader = func(t Target, timeout time.Duration) (Reader, error) { return NewReader(t.Config, timeout) }
 	}
 	out := make([]Snapshot, len(targets))
-	slots := make(chan struct{}, q.Parallel)
+	eachTarget(ctx, len(targets), q.Parallel, q.Timeout, func(cctx context.Context, i int) {
+		out[i] = collectWithin(cctx, targets[i], q, newReader)
+	}, func(i int, err error) {
+		// Interrupted: the contexts not started yet are not read at all.
+		t := targets[i]
+		out[i] = Snapshot{Context: t.Context, Server: t.Server, Err: fmt.Errorf("not queried: %w", err), Reason: Classify(ctx, err)}
+	})
+	return out
+}
+
+// eachTarget runs do for targets 0..n-1, at most parallel at a time, each with a deadline of
+// timeout from when it starts, and returns when all are done. Once ctx ends, the targets not
+// started yet are given to skip (when set) instead. Collect, events and bundle share it.
+func eachTarget(ctx context.Context, n, parallel int, timeout time.Duration, do func(context.Context, int), skip func(int, error)) {
+	slots := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
-	for i, t := range targets {
+	for i := range n {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			// Interrupted: the contexts not started yet are not read at all.
-			out[i] = Snapshot{Context: t.Context, Server: t.Server, Err: fmt.Errorf("not queried: %w", ctx.Err()), Reason: Classify(ctx, ctx.Err())}
+			if skip != nil {
+				skip(i, ctx.Err())
+			}
 			continue
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			cctx, cancel := context.WithTimeout(ctx, q.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			out[i] = collectWithin(cctx, t, q, newReader)
+			do(cctx, i)
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 // collectWithin reads t in a goroutine of its own and stops waiting for it shortly after ctx

@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -106,18 +105,10 @@ func CollectEvents(ctx context.Context, targets []Target, q EventsQuery) FleetEv
 	}
 	rows := make([]EventsCluster, len(targets))
 	perCluster := make([][]FleetEvent, len(targets))
-	slots := make(chan struct{}, q.Parallel)
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			cctx, cancel := context.WithTimeout(ctx, q.Timeout)
-			defer cancel()
-			rows[i], perCluster[i] = eventsOf(cctx, t, q, now)
-		})
-	}
-	wg.Wait()
+	read := func(cctx context.Context, i int) { rows[i], perCluster[i] = eventsOf(cctx, targets[i], q, now) }
+	// Interrupted, the clusters not started yet are read with the ended context: each is then
+	// reported unreadable rather than left out.
+	eachTarget(ctx, len(targets), q.Parallel, q.Timeout, read, func(i int, _ error) { read(ctx, i) })
 	out.Clusters = rows
 	for i := range perCluster {
 		out.Events = append(out.Events, perCluster[i]...)
