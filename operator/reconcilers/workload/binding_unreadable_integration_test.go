@@ -70,10 +70,7 @@ func TestReconciler_BindingSecretUnreadable_ScalingGoesOn(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// The Workload scales from 1 to 3 all the same.
-	w := &polykubev1alpha1.Workload{}
-	Expect(c.Get(ctx, key(ns, "orders"), w)).To(Succeed())
-	setTargets(w, map[string]int32{east: 3})
-	Expect(c.Update(ctx, w)).To(Succeed())
+	editWorkload(t, c, key(ns, "orders"), func(w *polykubev1alpha1.Workload) { setTargets(w, map[string]int32{east: 3}) })
 	Eventually(func(g Gomega) {
 		g.Expect(*getDeployment(g, c, ns, "orders").Spec.Replicas).To(Equal(int32(3)))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "the Workload must scale from 1 to 3 although one binding's Secret cannot be read")

@@ -27,9 +27,7 @@ func TestReconciler_DeploymentRefused_InvalidSpec(t *testing.T) {
 	before := getDeployment(Default, c, ns, "api")
 
 	// An update only the Deployment API refuses.
-	Expect(c.Get(ctx, key(ns, "api"), wl)).To(Succeed())
-	wl.Spec.Template.Spec.Containers[0].Name = "App_Main"
-	Expect(c.Update(ctx, wl)).To(Succeed())
+	editWorkload(t, c, key(ns, "api"), func(w *polykubev1alpha1.Workload) { w.Spec.Template.Spec.Containers[0].Name = "App_Main" })
 	cond := eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec)
 	Expect(cond.Message).To(ContainSubstring("the API server refused the Deployment"))
 	Expect(cond.Message).To(ContainSubstring("App_Main"))

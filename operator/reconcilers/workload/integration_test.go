@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -79,6 +80,24 @@ func setTargets(w *polykubev1alpha1.Workload, replicas map[string]int32) {
 			w.Spec.Distribution.Targets = append(w.Spec.Distribution.Targets,
 				polykubev1alpha1.DistributionTarget{ClusterRef: cluster, Replicas: ptr.To(r)})
 		}
+	}
+}
+
+// editWorkload changes a Workload as a user would while the operator runs: the operator's status
+// writes move the resourceVersion between a Get and an Update, so the edit is read again and
+// retried on a conflict (client-go's RetryOnConflict) instead of failing the test at random.
+func editWorkload(t *testing.T, c client.Client, k types.NamespacedName, edit func(*polykubev1alpha1.Workload)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w := &polykubev1alpha1.Workload{}
+		if err := c.Get(context.Background(), k, w); err != nil {
+			return err
+		}
+		edit(w)
+		return c.Update(context.Background(), w)
+	})
+	if err != nil {
+		t.Fatalf("editing Workload %s: %v", k, err)
 	}
 }
 
