@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,6 +101,8 @@ const (
 type FailoverConfig struct {
 	Timing   FailoverTiming
 	MaxSurge MaxSurge
+	// HandoverTimeout bounds a hold of the previous share when the roster grows; 0: no hold.
+	HandoverTimeout time.Duration
 }
 
 // FailoverFromWorkload returns the failover settings of a Workload; ok is false when the
@@ -110,8 +113,15 @@ func FailoverFromWorkload(w *polykubev1alpha1.Workload) (cfg FailoverConfig, ok 
 		return FailoverConfig{}, false, nil
 	}
 	cfg = FailoverConfig{
-		Timing:   FailoverTiming{DetectAfter: DefaultDetectAfter, ReturnAfter: DefaultReturnAfter},
-		MaxSurge: DefaultMaxSurge,
+		Timing:          FailoverTiming{DetectAfter: DefaultDetectAfter, ReturnAfter: DefaultReturnAfter},
+		MaxSurge:        DefaultMaxSurge,
+		HandoverTimeout: DefaultHandoverTimeout,
+	}
+	if f.HandoverTimeout != nil {
+		if f.HandoverTimeout.Duration < 0 {
+			return FailoverConfig{}, true, fmt.Errorf("spec.distribution.failover.handoverTimeout (%s) must not be negative", f.HandoverTimeout.Duration)
+		}
+		cfg.HandoverTimeout = f.HandoverTimeout.Duration
 	}
 	if f.DetectAfter != nil {
 		cfg.Timing.DetectAfter = f.DetectAfter.Duration
@@ -167,6 +177,28 @@ func FailoverStateFromStatus(st *polykubev1alpha1.FailoverStatus) FailoverState 
 	}
 	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].Cluster < s.Peers[j].Cluster })
 	return s
+}
+
+// HandoverFromStatus is the handover kept in a Workload's status.failover.
+func HandoverFromStatus(st *polykubev1alpha1.FailoverStatus) Handover {
+	if st == nil || st.Handover == nil {
+		return Handover{}
+	}
+	return Handover{Held: st.Handover.HeldReplicas, Until: st.Handover.Until.Time}
+}
+
+// HandoverStatusOf is the status form of a handover (nil when none), listing at most
+// maxWaiting of the targets waited for.
+func HandoverStatusOf(h Handover, maxWaiting int) *polykubev1alpha1.HandoverStatus {
+	if !h.Active() {
+		return nil
+	}
+	return &polykubev1alpha1.HandoverStatus{
+		HeldReplicas: h.Held,
+		Until:        metav1.NewTime(h.Until),
+		Waiting:      slices.Clone(h.Waiting[:min(len(h.Waiting), maxWaiting)]),
+		WaitingCount: int32(len(h.Waiting)),
+	}
 }
 
 // FailoverStatusOf is the status form of this cluster's failover: the state and what it runs.

@@ -23,15 +23,16 @@ func TestFailoverFromWorkload(t *testing.T) {
 	}{
 		{name: "unset", f: nil},
 		{name: "defaults", f: &polykubev1alpha1.Failover{}, ok: true,
-			want: FailoverConfig{Timing: FailoverTiming{DetectAfter: 2 * time.Minute, ReturnAfter: 10 * time.Minute}, MaxSurge: SurgePercent(100)}},
+			want: FailoverConfig{Timing: FailoverTiming{DetectAfter: 2 * time.Minute, ReturnAfter: 10 * time.Minute}, MaxSurge: SurgePercent(100), HandoverTimeout: 10 * time.Minute}},
 		{name: "set", ok: true,
 			f: &polykubev1alpha1.Failover{DetectAfter: &metav1.Duration{Duration: 5 * time.Second},
-				ReturnAfter: &metav1.Duration{Duration: 7 * time.Second}, MaxSurge: &three},
+				ReturnAfter: &metav1.Duration{Duration: 7 * time.Second}, MaxSurge: &three, HandoverTimeout: &metav1.Duration{}},
 			want: FailoverConfig{Timing: FailoverTiming{DetectAfter: 5 * time.Second, ReturnAfter: 7 * time.Second}, MaxSurge: SurgeReplicas(3)}},
 		{name: "percent", ok: true, f: &polykubev1alpha1.Failover{MaxSurge: &pct},
-			want: FailoverConfig{Timing: FailoverTiming{DetectAfter: 2 * time.Minute, ReturnAfter: 10 * time.Minute}, MaxSurge: SurgePercent(50)}},
+			want: FailoverConfig{Timing: FailoverTiming{DetectAfter: 2 * time.Minute, ReturnAfter: 10 * time.Minute}, MaxSurge: SurgePercent(50), HandoverTimeout: 10 * time.Minute}},
 		{name: "bad surge", ok: true, err: true, f: &polykubev1alpha1.Failover{MaxSurge: &bad}},
 		{name: "zero duration", ok: true, err: true, f: &polykubev1alpha1.Failover{DetectAfter: &metav1.Duration{}}},
+		{name: "negative handover timeout", ok: true, err: true, f: &polykubev1alpha1.Failover{HandoverTimeout: &metav1.Duration{Duration: -time.Second}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -121,6 +121,11 @@ const (
 	ReasonFailoverStarted = "FailoverStarted"
 	// ReasonFailoverEnded (event): every peer's deficit ended and the extra replicas are given back.
 	ReasonFailoverEnded = "FailoverEnded"
+	// ReasonHandoverStarted (event): the roster grew and this cluster keeps its previous share
+	// until the peer targets serve theirs (decision 0011).
+	ReasonHandoverStarted = "HandoverStarted"
+	// ReasonHandoverEnded (event): the peer targets serve their share, or the handover timed out.
+	ReasonHandoverEnded = "HandoverEnded"
 
 	// ReasonSuspended (Ready=Unknown on Workload, ServiceEndpoint, DatastoreBinding): spec.suspend
 	// is true; the operator changes nothing for the object in this cluster until it is false.

@@ -363,6 +363,18 @@ type Failover struct {
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 0 && self <= 100000) : self.matches('^[0-9]{1,5}%$')",message="spec.distribution.failover.maxSurge must be a non-negative number of replicas (at most 100000) or a percentage such as \"100%\""
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// HandoverTimeout bounds how long this cluster keeps its previous share when the roster
+	// grows (decision 0011): a target that newly gets replicas (a ClusterMember that starts to
+	// match a selector, a weight that rises from 0) takes them from the others only once it is
+	// seen serving them, or after this long. A Go duration; unset means 10m; 0s gives the share
+	// up at once, as before. It has no API default on purpose: a default would change the spec
+	// (and its hash) that operators of an earlier version read.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="spec.distribution.failover.handoverTimeout must be a duration such as 10m, or 0s to give a share up at once"
+	HandoverTimeout *metav1.Duration `json:"handoverTimeout,omitempty"`
 }
 
 // TargetSelector is one rule of distribution.targetSelectors: the clusters it selects and the
@@ -613,6 +625,30 @@ type FailoverStatus struct {
 	// +listType=map
 	// +listMapKey=cluster
 	Peers []PeerFailoverStatus `json:"peers,omitempty"`
+
+	// Handover is set while this cluster keeps its share from before the roster grew, until the
+	// new targets serve theirs (decision 0011).
+	// +optional
+	Handover *HandoverStatus `json:"handover,omitempty"`
+}
+
+// HandoverStatus is a hold of this cluster's previous share while new targets come up.
+type HandoverStatus struct {
+	// HeldReplicas is this cluster's share before the roster grew, which it keeps running.
+	HeldReplicas int32 `json:"heldReplicas"`
+
+	// Until is when the hold ends even if a new target was never seen serving its share.
+	Until metav1.Time `json:"until"`
+
+	// Waiting are the new targets not yet seen serving their share, sorted; at most 10 are
+	// listed (WaitingCount counts them all).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Waiting []string `json:"waiting,omitempty"`
+
+	// WaitingCount is how many new targets are not yet seen serving their share.
+	WaitingCount int32 `json:"waitingCount"`
 }
 
 // PeerFailoverStatus is what this cluster's failover remembers of one peer.

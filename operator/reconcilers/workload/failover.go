@@ -64,14 +64,30 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
 	prev := placement.FailoverStateFromStatus(st.Failover)
-	plan := func(next placement.FailoverState) (placement.Failover, error) {
+	prevHandover := placement.HandoverFromStatus(st.Failover)
+	before := allocationWritten(st.Targets)
+	// plan sets status.failover from the failover's next state and the handover's (decision
+	// 0011: after the roster grew, this cluster keeps its previous share until the new targets
+	// serve theirs); the Deployment runs the larger of the two.
+	plan := func(next placement.FailoverState, ho placement.Handover) (placement.Failover, error) {
 		f, err := placement.FailoverFor(spec, r.ClusterName, next.Deficits(), cfg.MaxSurge)
 		if err != nil {
 			// The allocation succeeded and the cluster is a target: only a broken invariant gets here.
 			return f, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 		}
 		st.Failover = placement.FailoverStatusOf(next, f)
+		st.Failover.Handover = placement.HandoverStatusOf(ho, maxListed)
+		if ho.Held > f.Replicas {
+			f.Replicas = ho.Held
+			st.Failover.EffectiveReplicas = ho.Held
+		}
+		r.handoverEvent(wl, prevHandover, ho, f)
 		return f, nil
+	}
+	handover := func(seen bool, ready meshview.Ready) placement.Handover {
+		return placement.StepHandover(prevHandover, r.now().Truncate(time.Second), placement.HandoverView{
+			Self: r.ClusterName, Before: before, Now: alloc, Seen: seen, Ready: ready, Timeout: cfg.HandoverTimeout,
+		})
 	}
 
 	service, passedOver, err := r.failoverService(ctx, wl)
@@ -80,7 +96,8 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 	if service == "" {
 		next := placement.HoldFailover(prev)
-		f, err := plan(next)
+		ho := handover(false, nil)
+		f, err := plan(next, ho)
 		if err != nil {
 			return failoverOutcome{}, err
 		}
@@ -88,8 +105,8 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		if len(passedOver) > 0 {
 			msg += "; passed over: " + listed(passedOver, len(passedOver))
 		}
-		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonServiceEndpointMissing, msg+"; without a view "+holdMessage(next, f))
-		return failoverOutcome{replicas: f.Replicas}, nil
+		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonServiceEndpointMissing, msg+"; without a view "+holdMessage(next, f)+handoverMessage(ho))
+		return withHandoverRequeue(failoverOutcome{replicas: f.Replicas}, ho, r.now()), nil
 	}
 
 	var slices discoveryv1.EndpointSliceList
@@ -107,7 +124,8 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	if view {
 		next = placement.StepFailover(prev, now, meshview.Deficits(alloc, peers, r.ClusterName), cfg.Timing)
 	}
-	f, err := plan(next)
+	ho := handover(view, peers)
+	f, err := plan(next, ho)
 	if err != nil {
 		return failoverOutcome{}, err
 	}
@@ -132,12 +150,12 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	switch {
 	case !view:
 		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonNoMeshView, fmt.Sprintf(
-			"Service %s has no EndpointSlice mirrored from a peer target: without a view %s. If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL%s",
-			service, holdMessage(next, f), misnamed))
+			"Service %s has no EndpointSlice mirrored from a peer target: without a view %s. If the peers are up, enable Cilium's endpoint-slice synchronisation (clustermesh.enableEndpointSliceSynchronization) with a non-zero clustermesh.cacheTTL%s%s",
+			service, holdMessage(next, f), misnamed, handoverMessage(ho)))
 	case next.Active():
-		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonFailoverActive, absorbMessage(next, f)+misnamed)
+		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonFailoverActive, absorbMessage(next, f)+misnamed+handoverMessage(ho))
 	default:
-		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, fmt.Sprintf("no deficit absorbed, running the base %d%s", f.Base, misnamed))
+		cond(metav1.ConditionTrue, polykubev1alpha1.ReasonSucceeded, fmt.Sprintf("no deficit absorbed, running the base %d%s%s", f.Base, misnamed, handoverMessage(ho)))
 	}
 
 	out := failoverOutcome{replicas: f.Replicas}
@@ -145,7 +163,52 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		// A second more than the wait: the state is stepped in whole seconds.
 		out.requeueAfter = max(due.Sub(r.now()), 0) + time.Second
 	}
-	return out, nil
+	return withHandoverRequeue(out, ho, r.now()), nil
+}
+
+// allocationWritten is the allocation this cluster last wrote in status.targets, before this
+// reconcile rewrites it: what the handover compares the new allocation with.
+func allocationWritten(targets []polykubev1alpha1.TargetStatus) map[string]int32 {
+	if len(targets) == 0 {
+		return nil
+	}
+	m := make(map[string]int32, len(targets))
+	for _, t := range targets {
+		m[t.Cluster] = t.DesiredReplicas
+	}
+	return m
+}
+
+// withHandoverRequeue requeues no later than the handover's deadline (a second after it: the
+// state is stepped in whole seconds).
+func withHandoverRequeue(out failoverOutcome, ho placement.Handover, now time.Time) failoverOutcome {
+	if until, ok := ho.NextChange(); ok {
+		d := max(until.Sub(now), 0) + time.Second
+		if out.requeueAfter == 0 || d < out.requeueAfter {
+			out.requeueAfter = d
+		}
+	}
+	return out
+}
+
+// handoverMessage is what a condition adds while a handover holds the previous share.
+func handoverMessage(ho placement.Handover) string {
+	if !ho.Active() {
+		return ""
+	}
+	return fmt.Sprintf("; the roster grew: this cluster keeps its previous share of %d until every peer target serves its share (waiting for %s), at most until %s",
+		ho.Held, listed(ho.Waiting, len(ho.Waiting)), ho.Until.UTC().Format(time.RFC3339))
+}
+
+// handoverEvent records a handover that starts or ends.
+func (r *Reconciler) handoverEvent(wl *polykubev1alpha1.Workload, prev, next placement.Handover, f placement.Failover) {
+	switch {
+	case !prev.Active() && next.Active():
+		r.event(wl, polykubev1alpha1.ReasonHandoverStarted, fmt.Sprintf("the roster grew: keeping the previous share of %d (base now %d) until every peer target serves its share (waiting for %s), at most until %s",
+			next.Held, f.Base, listed(next.Waiting, len(next.Waiting)), next.Until.UTC().Format(time.RFC3339)))
+	case prev.Active() && !next.Active():
+		r.event(wl, polykubev1alpha1.ReasonHandoverEnded, fmt.Sprintf("handover over: running %d (base %d)", f.Replicas, f.Base))
+	}
 }
 
 // failoverService is the name of the Service whose mirrored slices show the peers: that of a
