@@ -111,7 +111,13 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		return err
 	}
-	common := []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding=console"}
+	// --max-retry-delay caps the backoff of an object whose reconcile failed (Flux's default is
+	// 15m). A Kustomization whose dependency is not ready returns an error with its requeue, so
+	// each look at the dependency doubles its wait: after an API server outage the entry point
+	// waited minutes for an operator Kustomization that was Ready again (the soak's step 16 at
+	// seed 20261207: over 2 minutes). Capped, a delivery after a repaired fault takes at most
+	// this long more; on a real fleet `flux reconcile kustomization` does what the cap does.
+	common := []string{"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding=console", "--max-retry-delay=15s"}
 	if err := tb.startProc(ctx, proc.Spec{
 		Name: sourceProc(cluster), Path: src, Env: env,
 		Args: append([]string{

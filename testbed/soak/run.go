@@ -132,7 +132,8 @@ func Run(ctx context.Context, bed testbed.Bed, opts Options) (*Report, error) {
 		s := walk.Next()
 		fmt.Fprintf(r.log, "%s %s\n", time.Now().Format("15:04:05"), s)
 		if err := r.step(ctx, s); err != nil {
-			r.report.Elapsed = time.Since(start)
+			// A stopped or failed walk still reports what it checked.
+			r.report.Elapsed, r.report.Checks = time.Since(start), r.tracker.Checks()
 			return r.report, fmt.Errorf("%s (seed %d): %w", s, opts.Seed, err)
 		}
 		r.report.Steps++
