@@ -129,11 +129,23 @@ type source struct {
 	reachable bool
 	// revoked is whether its mirrored slices were removed after the cache TTL.
 	revoked  bool
+	// meshName is the name the cluster goes by in the mesh: Cilium's cluster-name in
+	// kube-system/cilium-config when the cluster has one, else its test-bed name. Mirrored
+	// slices are labelled with it, as Cilium labels them with its own cluster.name.
+	meshName string
 	services []corev1.Service
 	exports  map[types.NamespacedName]Export
 	// mirrored are the mirrored slices in this cluster, as a target.
 	mirrored []discoveryv1.EndpointSlice
 }
+
+// Where Cilium keeps its cluster name (cilium-config's cluster-name, Helm cluster.name): a
+// cluster that has it is mirrored under that name, so a test can give a cluster the wrong one.
+const (
+	ciliumConfigNamespace = "kube-system"
+	ciliumConfigName      = "cilium-config"
+	ciliumClusterNameKey  = "cluster-name"
+)
 
 // Export is a Service as its cluster exports it to the mesh: the backend addresses and the
 // ports they serve.
@@ -229,6 +241,17 @@ func (m *Mirror) read(ctx context.Context, c Cluster, now time.Time) error {
 	if err == nil {
 		eps, err = c.Client.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	}
+	meshName := c.Name
+	if err == nil {
+		var cm *corev1.ConfigMap
+		cm, err = c.Client.CoreV1().ConfigMaps(ciliumConfigNamespace).Get(ctx, ciliumConfigName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			err = nil
+		case err == nil && cm.Data[ciliumClusterNameKey] != "":
+			meshName = cm.Data[ciliumClusterNameKey]
+		}
+	}
 	if err != nil {
 		if s.reachable {
 			m.logf("mesh mirror: cannot read %s (%v): keeping its mirrored endpoints until the cache TTL %s", c.Name, err, ttlString(m.opts.CacheTTL))
@@ -239,6 +262,10 @@ func (m *Mirror) read(ctx context.Context, c Cluster, now time.Time) error {
 	if !s.reachable && !s.readAt.IsZero() {
 		m.logf("mesh mirror: %s can be read again (unreachable for %s)", c.Name, now.Sub(s.readAt).Round(time.Millisecond))
 	}
+	if s.meshName != "" && s.meshName != meshName {
+		m.logf("mesh mirror: %s now goes by %q in the mesh (cilium-config cluster-name), was %q", c.Name, meshName, s.meshName)
+	}
+	s.meshName = meshName
 	s.readAt, s.reachable, s.revoked = now, true, false
 	s.services = svcs.Items
 	s.exports = Exports(svcs.Items, eps.Items)
@@ -258,7 +285,7 @@ func (m *Mirror) write(ctx context.Context, target Cluster) error {
 	peers := map[string]map[types.NamespacedName]Export{}
 	for _, c := range m.clusters {
 		if s := m.sources[c.Name]; c.Name != target.Name && s != nil && !s.readAt.IsZero() && !s.revoked {
-			peers[c.Name] = s.exports
+			peers[s.meshName] = s.exports
 		}
 	}
 	desired := Desired(t.services, peers)
