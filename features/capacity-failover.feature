@@ -90,6 +90,60 @@ Feature: Capacity failover
       | gamma   | 3    | 0     | -       | -       |
     And no Deployment of "web" was deleted or duplicated
 
+  Scenario: Without a view of its peers a cluster absorbs nothing, even when a peer stops
+    # Decision 0009. A ServiceEndpoint that is not global has no peers' endpoints mirrored: were
+    # that counted as every peer down, every cluster would absorb every peer's share at once.
+    When the ServiceEndpoint "web" for the Workload "web" with affinity none and global false is committed to Git
+    Then the Workload "web" in cluster "beta" reports FailoverReady False with reason ServiceEndpointMissing and a message naming "web (global: false)"
+    And the Workload "web" in cluster "gamma" reports FailoverReady False with reason ServiceEndpointMissing and a message naming "web (global: false)"
+    When the API server of cluster "alpha" is stopped
+    Then the replicas of "web" are:
+      | cluster | replicas |
+      | beta    | 3        |
+      | gamma   | 3        |
+    And the replicas of "web" stay as they are for its returnAfter
+    And the failover status of "web" is:
+      | cluster | base | extra | absorbs |
+      | beta    | 3    | 0     | -       |
+      | gamma   | 3    | 0     | -       |
+    When the API server of cluster "alpha" is started again
+    Then no Deployment of "web" was deleted or duplicated
+
+  # Cilium labels the slices it mirrors with its own cluster.name. When that is not the
+  # ClusterMember name, the others cannot count that cluster's endpoints: it looks down and its
+  # share is absorbed as a real loss would be, and the condition names the source that is no
+  # target. Renaming a running ClusterMesh member is not a step a kind run can take.
+  @mirror-only
+  Scenario: A cluster that Cilium calls by another name is named in the others' failover status
+    When Cilium in cluster "gamma" goes by the cluster name "gamma-prod"
+    Then the Workload "web" in cluster "alpha" reports FailoverReady True with reason FailoverActive and a message naming "gamma-prod"
+    And the Workload "web" in cluster "beta" reports FailoverReady True with reason FailoverActive and a message naming "is Cilium's cluster.name the ClusterMember name?"
+    And no Deployment of "web" was deleted or duplicated
+
+  Scenario: A cluster that newly gets a share takes it from the others only once it serves it
+    # Decision 0011: when the roster grows the others keep their previous share until every
+    # peer target is seen serving its own, at most handoverTimeout (10m by default). detectAfter
+    # is raised so that the failover of gamma's missing share cannot be what keeps it.
+    Given the Workload "web" fails over after 180s and gives back after 180s, with at most 2 extra replicas per cluster
+    When I commit to Git the Workload "web" with the weight of cluster "gamma" at 0
+    Then the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 8        |
+      | beta    | 4        |
+      | gamma   | 0        |
+    When the operator of cluster "gamma" is stopped
+    And I commit to Git the Workload "web" with the weight of cluster "gamma" at 1
+    Then the Workload "web" in cluster "alpha" reports FailoverReady True with reason Succeeded and a message naming "keeps its previous share of 8"
+    And the Workload "web" in cluster "beta" reports FailoverReady True with reason Succeeded and a message naming "keeps its previous share of 4"
+    And the replicas of "web" stay as they are while gamma runs none of its new share
+    When the operator of cluster "gamma" is restarted
+    Then the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    And no Deployment of "web" was deleted or duplicated
+
   @datapath
   Scenario: While the others absorb a stopped cluster's share, they answer every call
     When the API server of cluster "alpha" is stopped

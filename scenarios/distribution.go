@@ -63,6 +63,21 @@ func distributionSteps(r *registry) {
 			return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
 		})
 	})
+	r.step(`^I commit to Git the Workload "([^"]*)" with the weight of cluster "([^"]*)" at (\d+)$`, func(ctx context.Context, name, cluster string, weight int32) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			w, err := s.Workload(name)
+			if err != nil {
+				return err
+			}
+			for i, t := range w.Spec.Distribution.Targets {
+				if t.ClusterRef == cluster {
+					w.Spec.Distribution.Targets[i].Weight = &weight
+					return s.CommitWorkload(ctx, name)
+				}
+			}
+			return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
+		})
+	})
 	r.step(`^the replicas of "([^"]*)" are:$`, func(ctx context.Context, name string, table *godog.Table) error {
 		return with(ctx, func(s *harness.Scenario) error {
 			rows, err := tableRows(table, "cluster", "replicas")

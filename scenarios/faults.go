@@ -19,6 +19,9 @@ func faultSteps(r *registry) {
 	r.step(`^the operator of cluster "([^"]*)" is killed as soon as the change reaches it$`, func(ctx context.Context, cluster string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.KillOperatorOnDelivery(ctx, cluster) })
 	})
+	r.step(`^the operator of cluster "([^"]*)" is stopped$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.StopOperator(ctx, cluster) })
+	})
 	r.step(`^the operator of cluster "([^"]*)" is restarted$`, func(ctx context.Context, cluster string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.RestartOperator(ctx, cluster) })
 	})

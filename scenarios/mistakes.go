@@ -27,11 +27,17 @@ func mistakeSteps(r *registry) {
 				harness.Condition{Type: condition, Status: metav1.ConditionStatus(status), Reason: reason})
 		})
 	})
-	r.step(`^the Workload "([^"]*)" in cluster "([^"]*)" reports (\w+) (True|False) with reason (\w+)$`, func(ctx context.Context, name, cluster, condition, status, reason string) error {
+	r.step(`^the Workload "([^"]*)" in cluster "([^"]*)" reports (\w+) (True|False) with reason (\w+)(?: and a message naming "([^"]*)")?$`, func(ctx context.Context, name, cluster, condition, status, reason, named string) error {
 		return with(ctx, func(s *harness.Scenario) error {
-			return s.AwaitConditions(ctx, []string{cluster}, newWorkload, name,
-				harness.Condition{Type: condition, Status: metav1.ConditionStatus(status), Reason: reason})
+			want := harness.Condition{Type: condition, Status: metav1.ConditionStatus(status), Reason: reason}
+			if named != "" {
+				want.MessageNames = []string{named}
+			}
+			return s.AwaitConditions(ctx, []string{cluster}, newWorkload, name, want)
 		})
+	})
+	r.step(`^Cilium in cluster "([^"]*)" goes by the cluster name "([^"]*)"$`, func(ctx context.Context, cluster, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.SetCiliumClusterName(ctx, cluster, name) })
 	})
 	r.step(`^the ClusterMember "([^"]*)" in cluster "([^"]*)" is deleted while a finalizer holds it$`, func(ctx context.Context, member, cluster string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.DeleteMemberHeld(ctx, cluster, member) })

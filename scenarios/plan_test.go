@@ -9,9 +9,10 @@ import (
 
 func TestPlanRun(t *testing.T) {
 	const (
-		argoOnly = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
-		soak     = "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"
-		fluxOnly = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
+		argoOnly   = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
+		soak       = "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"
+		mirrorOnly = "needs the test bed's mesh mirror, not kind with real Cilium (@mirror-only: a step does what a running ClusterMesh member cannot be made to do)"
+		fluxOnly   = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
 	)
 	pickles := []harness.Pickle{
 		{Name: "h", Tags: []string{"@hermetic"}},
@@ -21,6 +22,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "m", Tags: []string{"@hermetic", "@slow", "@mesh-mirror"}},
 		{Name: "a", Tags: []string{"@hermetic", "@argocd"}},
 		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
+		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@mirror-only"}},
 	}
 	tests := []struct {
 		tags, provider, delivery string
@@ -30,17 +32,18 @@ func TestPlanRun(t *testing.T) {
 		wantNotRun               []string
 		wantAddons               []string
 	}{
-		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 3, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
+		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
 		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
 		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
-		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@wip && ~@soak", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@wip && ~@soak", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@wip && ~@soak", 3, []string{"@wip (testbed)", argoOnly, soak}, nil},
+		// A @mirror-only scenario is not run there, and says why.
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@wip && ~@soak", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
 		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// Asked for, the soak runs (and only it).
 		{"@soak", "kwok", "flux", nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
 		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
-		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
+		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps)

@@ -42,7 +42,7 @@ func routingSteps(r *registry) {
 			return nil
 		})
 	})
-	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote)( and shared false)? is committed to Git$`, func(ctx context.Context, name, workload, affinity, notShared string) error {
+	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote)( and shared false| and global false)? is committed to Git$`, func(ctx context.Context, name, workload, affinity, option string) error {
 		return with(ctx, func(s *harness.Scenario) error {
 			se := &polykubev1alpha1.ServiceEndpoint{}
 			se.APIVersion, se.Kind = polykubev1alpha1.GroupVersion.String(), "ServiceEndpoint"
@@ -52,8 +52,11 @@ func routingSteps(r *registry) {
 				Ports:       []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}},
 				Affinity:    affinity,
 			}
-			if notShared != "" {
+			switch option {
+			case " and shared false":
 				se.Spec.Shared = ptr.To(false) // service.cilium.io/shared: false in every cluster
+			case " and global false":
+				se.Spec.Global = ptr.To(false) // a local Service in every cluster: nothing is mirrored
 			}
 			if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
 				return err

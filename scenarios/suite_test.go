@@ -289,6 +289,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	}
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
+	} else {
+		plan.tags = harness.AndNot(plan.tags, "@mirror-only")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
@@ -305,6 +307,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"})
 		case !argoCD && p.HasTag("@argocd"):
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"})
+		case p.HasTag("@mirror-only") && hasDatapath:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the test bed's mesh mirror, not %s with real Cilium (@mirror-only: a step does what a running ClusterMesh member cannot be made to do)", provider)})
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
 		case p.HasTag("@wip") && !wantsWIP:

@@ -200,3 +200,14 @@ func (sc *Scenario) ReapplyEverywhere(ctx context.Context) error {
 		return nil
 	})
 }
+
+// StopOperator stops the operator of cluster; the teardown starts it again.
+func (sc *Scenario) StopOperator(ctx context.Context, cluster string) error {
+	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
+		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
+	})
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
+		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
+	}
+	return nil
+}
