@@ -86,8 +86,9 @@ func repoRoot(ctx context.Context) (string, error) {
 }
 
 // binaryVersion is the version an operator binary reports with --version
-// ("polykube-operator vX.Y.Z (commit …), go…, os/arch"), which is what it writes to its
-// ClusterMember's status.operatorVersion.
+// ("polykube-operator vX.Y.Z (commit …), go…, os/arch", or "polykube-operator dev, go…" when
+// built without a version or commit), which is what it writes to its ClusterMember's
+// status.operatorVersion.
 func binaryVersion(ctx context.Context, bin string) (string, error) {
 	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {
@@ -97,7 +98,7 @@ func binaryVersion(ctx context.Context, bin string) (string, error) {
 	if len(f) < 2 || f[0] != "polykube-operator" {
 		return "", fmt.Errorf("%s --version printed %q, not \"polykube-operator VERSION …\"", bin, out)
 	}
-	return f[1], nil
+	return strings.TrimSuffix(f[1], ","), nil
 }
 
 // upgrade is what the upgrade scenario knows about the two operators.
