@@ -1,4 +1,4 @@
-@hermetic @slow @upgrade
+@hermetic @slow @upgrade @host-operators
 Feature: Upgrading the operator in place, one cluster at a time
   Every cluster upgrades its own operator on its own schedule, so the previous release and this
   one run side by side in one fleet. The operators of both compute the same allocation and
