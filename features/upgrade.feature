@@ -5,10 +5,10 @@ Feature: Upgrading the operator in place, one cluster at a time
   render the same objects, so moving a cluster to the new operator restarts no pod and deletes,
   replaces or rewrites nothing, in that cluster or any other; polykube-status shows which cluster
   runs which version, and a VersionSkew notice until every cluster runs the same. A rollback of
-  one cluster is held to the same checks. The previous
-  release is the one release/PREVIOUS names, built from a git worktree of its commit; on kwok an
-  operator is a host process, so moving a cluster stops its operator and starts the other binary
-  with the same identity, as a rollout of the operator's Deployment would.
+  one cluster is held to the same checks. The previous release is the one release/PREVIOUS
+  names, built from a git worktree of its commit; on kwok an operator is a host process, so
+  moving a cluster stops its operator and starts the other binary with the same identity, as a
+  rollout of the operator's Deployment would.
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"
