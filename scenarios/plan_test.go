@@ -35,10 +35,10 @@ func TestPlanRun(t *testing.T) {
 		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
 		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
 		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
-		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@wip && ~@soak", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @mirror-only scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@wip && ~@soak", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
 		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// Asked for, the soak runs (and only it).
 		{"@soak", "kwok", "flux", nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
@@ -76,5 +76,22 @@ func TestQuotedList(t *testing.T) {
 	}
 	if _, err := quotedList(`alpha and beta`); err == nil {
 		t.Error("quotedList accepted names without quotes")
+	}
+}
+
+// The upgrade scenario swaps operator binaries, which only kwok's host processes allow: on
+// kind it is reported as not run, with the reason, not failed.
+func TestPlanRun_HostOperatorsOnKwokOnly(t *testing.T) {
+	pickles := []harness.Pickle{{Name: "u", Tags: []string{"@hermetic", "@host-operators"}}}
+	kwok := planRun(pickles, "", "kwok", "flux", nil)
+	if kwok.toRun != 1 || len(kwok.notRun) != 0 {
+		t.Errorf("on kwok: %d to run, not run %v; want 1 and none", kwok.toRun, kwok.notRun)
+	}
+	kind := planRun(pickles, "", "kind", "flux", []string{harness.CapabilityDatapath})
+	if kind.toRun != 0 || len(kind.notRun) != 1 || kind.notRun[0].reason != "needs operators run as host processes (provider kwok; this run's is kind)" {
+		t.Errorf("on kind: %d to run, not run %v; want 0 and the reason", kind.toRun, kind.notRun)
+	}
+	if harness.MatchTags(kind.tags, pickles[0].Tags) {
+		t.Errorf("on kind the tags %q select the @host-operators scenario", kind.tags)
 	}
 }

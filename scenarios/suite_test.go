@@ -298,6 +298,12 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	if !wantsSoak {
 		plan.tags = harness.AndNot(plan.tags, "@soak")
 	}
+	// @host-operators scenarios swap a cluster's operator binary, which only the hermetic
+	// bed (kwok, whose operators are host processes) can do.
+	hostOperators := provider == topology.ProviderKwok
+	if !hostOperators {
+		plan.tags = harness.AndNot(plan.tags, "@host-operators")
+	}
 	for _, p := range pickles {
 		if !harness.MatchTags(userTags, p.Tags) {
 			continue
@@ -317,6 +323,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 				reason = "no reason given; add a \"# wip: …\" comment above the tag"
 			}
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
+		case p.HasTag("@host-operators") && !hostOperators:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs operators run as host processes (provider kwok; this run's is %s)", provider)})
 		case p.HasTag("@soak") && !wantsSoak:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
 		default:

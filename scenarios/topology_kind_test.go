@@ -36,12 +36,13 @@ func TestTopologyKind_MatchesTheHermeticOne(t *testing.T) {
 
 // On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
 // the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
-// synchronisation in place of the mirror (so no add-on).
+// synchronisation in place of the mirror (so no add-on); not the @host-operators ones (the
+// upgrade on kwok), which swap operator processes that kind does not have.
 func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	g := NewWithT(t)
 	pickles, err := harness.LoadFeatures(featuresDir)
 	g.Expect(err).NotTo(HaveOccurred())
-	var datapath, mirrorOnly int
+	var datapath, mirrorOnly, hostOperators int
 	for _, p := range pickles {
 		if p.HasTag("@datapath") && !p.HasTag("@wip") {
 			datapath++
@@ -49,13 +50,17 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 		if p.HasTag("@mirror-only") && !p.HasTag("@wip") {
 			mirrorOnly++
 		}
+		if p.HasTag("@host-operators") && !p.HasTag("@wip") {
+			hostOperators++
+		}
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
 	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok))
 	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind))
-	// kind runs everything kwok runs but what only the test bed's mesh mirror can do.
-	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirrorOnly))
+	// kind runs everything kwok runs but what only the test bed's mesh mirror or host
+	// operators can do.
+	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirrorOnly - hostOperators))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
 	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror), "features/capacity-failover.feature needs the mesh mirror on kwok")
 	g.Expect(kind.addons).To(BeEmpty())

@@ -73,6 +73,14 @@ type OperatorImpersonation interface {
 	StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error)
 }
 
+// OperatorBinaries is the optional ability of a bed whose operators run as host processes to
+// run another operator binary in one cluster (an empty binary: the run's own again), as an
+// upgrade moves one cluster at a time, and to say which binary a cluster runs.
+type OperatorBinaries interface {
+	UseOperator(ctx context.Context, cluster, binary string) error
+	OperatorBinary(cluster string) (binary string, own bool)
+}
+
 // MeshMirror is the optional ability of a bed with the mesh-mirror add-on to report what its
 // mesh mirror, standing in for Cilium's endpoint-slice synchronisation, last did.
 type MeshMirror interface {
@@ -266,6 +274,7 @@ var (
 	_ OperatorImpersonation = HermeticBed{}
 	_ MeshMirror            = HermeticBed{}
 	_ OperatorKubeconfigs   = HermeticBed{}
+	_ OperatorBinaries      = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with

@@ -79,7 +79,7 @@ func (tb *Testbed) startOperator(ctx context.Context, cluster string, freshToken
 	}
 	return tb.startProc(ctx, proc.Spec{
 		Name:      operatorProc(cluster),
-		Path:      tb.state.Operator.Binary,
+		Path:      tb.operatorBinary(cs),
 		Args:      operatorArgs(cluster, cs),
 		Env:       []string{"KUBECONFIG=" + cs.Operator.Kubeconfig},
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health),
@@ -117,7 +117,7 @@ func (tb *Testbed) StartOperatorAs(ctx context.Context, cluster, clusterName str
 	w := tb.wait(topology.WaitProcess)
 	runCtx, cancel := context.WithTimeout(ctx, w.Timeout.Duration)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, tb.state.Operator.Binary, operatorArgs(clusterName, cs)...)
+	cmd := exec.CommandContext(runCtx, tb.operatorBinary(cs), operatorArgs(clusterName, cs)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cs.Operator.Kubeconfig)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

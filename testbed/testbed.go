@@ -120,6 +120,9 @@ type OpState struct {
 	Metrics, Health int
 	// Kubeconfig holds the operator's ServiceAccount token for this cluster only.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Binary is the operator binary this cluster runs when it is not the run's own
+	// (OperatorState.Binary): set by UseOperator, as an upgrade moves one cluster at a time.
+	Binary string `json:"binary,omitempty"`
 }
 
 // OperatorState records what the operator add-on found in the operator base.

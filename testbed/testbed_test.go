@@ -319,6 +319,38 @@ func TestFederation_Operators(t *testing.T) {
 		g.Expect(tb.Start(ctx, FaultOperator, c)).To(gomega.Succeed())
 		g.Expect(tb.operatorHealth(ctx, c)).To(gomega.Succeed())
 	})
+
+	t.Run("one cluster runs another operator binary, kept across restarts, then its own again", func(t *testing.T) {
+		g := gomega.NewWithT(t)
+		const c = "gcp-europe-west3"
+		own, _ := tb.OperatorBinary(c)
+		err := tb.UseOperator(ctx, c, filepath.Join(t.TempDir(), "missing"))
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("make previous-operator")))
+		g.Expect(tb.operatorHealth(ctx, c)).To(gomega.Succeed(), "a binary that is not there must not stop the running operator")
+
+		other := filepath.Join(t.TempDir(), "polykube-operator-other")
+		data, err := os.ReadFile(own)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(os.WriteFile(other, data, 0o755)).To(gomega.Succeed())
+		g.Expect(tb.UseOperator(ctx, c, other)).To(gomega.Succeed())
+		g.Expect(tb.operatorHealth(ctx, c)).To(gomega.Succeed())
+		spec, err := tb.procs.Spec(operatorProc(c))
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(spec.Path).To(gomega.Equal(other))
+		g.Expect(tb.Stop(ctx, FaultOperator, c)).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, FaultOperator, c)).To(gomega.Succeed())
+		spec, err = tb.procs.Spec(operatorProc(c))
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(spec.Path).To(gomega.Equal(other), "a restart keeps the cluster's binary")
+		_, isOwn := tb.OperatorBinary("aws-eu-central-1")
+		g.Expect(isOwn).To(gomega.BeTrue(), "the other cluster keeps the run's own operator")
+
+		g.Expect(tb.UseOperator(ctx, c, "")).To(gomega.Succeed())
+		bin, isOwn := tb.OperatorBinary(c)
+		g.Expect(isOwn).To(gomega.BeTrue())
+		g.Expect(bin).To(gomega.Equal(own))
+		g.Expect(tb.operatorHealth(ctx, c)).To(gomega.Succeed())
+	})
 }
 
 // TestUp_CleansUpAfterFailure makes Up fail after the clusters exist (the Git add-on with a

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/polykube/polykube/internal/release"
+	"github.com/polykube/polykube/internal/toolchain"
 )
 
 func main() {
@@ -98,6 +99,7 @@ func previousOperator(args []string) error {
 	var platform string
 	fs.StringVar(&o.Output, "o", "bin/polykube-operator-previous", "path of the operator binary to write")
 	fs.StringVar(&platform, "platform", "", "os/arch to build for; empty: this machine's")
+	cached := fs.Bool("cached", false, "instead of -o, build into the cache (${POLYKUBE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/polykube}/previous-operator/<commit>-<os>-<arch>) unless it is there, and print the binary's path as the last line")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,6 +119,19 @@ func previousOperator(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cached {
+		cache, err := toolchain.DefaultCacheDir()
+		if err != nil {
+			return err
+		}
+		o.Out = os.Stderr // stdout is the path alone
+		bin, _, err := release.CachedPreviousOperator(ctx, o, cache)
+		if err != nil {
+			return err
+		}
+		fmt.Println(bin)
+		return nil
+	}
 	_, err = release.BuildPreviousOperator(ctx, o)
 	return err
 }

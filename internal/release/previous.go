@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"syscall"
 )
 
 // PreviousFile names the previous release, relative to the repository's root.
@@ -258,4 +260,52 @@ func git(ctx context.Context, dir string, args ...string) error {
 		return fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	return nil
+}
+
+// PreviousOperatorCacheDir is where CachedPreviousOperator keeps the previous releases'
+// operators, under the toolchain cache (outside the repository, so that a clean clone, a
+// worktree and CI reuse one build): previous-operator/<commit>-<os>-<arch>/polykube-operator.
+const PreviousOperatorCacheDir = "previous-operator"
+
+// CachedPreviousOperator returns the path of the previous release's operator binary in
+// cacheDir, building it there (BuildPreviousOperator) only when it is not there yet: the key
+// is the commit release/PREVIOUS names, so the build happens once per previous release and
+// machine, and moving release/PREVIOUS builds the next one. Concurrent callers wait for one
+// another on a lock file; a build that fails leaves nothing behind. o.Output is ignored.
+func CachedPreviousOperator(ctx context.Context, o PreviousOperatorOptions, cacheDir string) (string, Previous, error) {
+	prev, err := ReadPrevious(o.RepoRoot)
+	if err != nil {
+		return "", prev, err
+	}
+	p := Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if o.Platform != nil {
+		p = *o.Platform
+	}
+	dir := filepath.Join(cacheDir, PreviousOperatorCacheDir, prev.Commit+"-"+p.OS+"-"+p.Arch)
+	bin := filepath.Join(dir, "polykube-operator")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", prev, fmt.Errorf("create the cache of the previous release's operator: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", prev, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", prev, fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file releases it too
+	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+		fmt.Fprintf(orDiscard(o.Out), " ✓ %s: the operator of %s (cached)\n", bin, prev.Version)
+		return bin, prev, nil
+	}
+	o.Output = bin + ".partial"
+	defer os.Remove(o.Output)
+	if _, err := BuildPreviousOperator(ctx, o); err != nil {
+		return "", prev, err
+	}
+	if err := os.Rename(o.Output, bin); err != nil {
+		return "", prev, err
+	}
+	return bin, prev, nil
 }

@@ -105,3 +105,31 @@ func TestPreviousRelease_KeepsTheUpgradeContract(t *testing.T) {
 	}
 	t.Logf("the previous release %s (%s) keeps the contract", prev.Version, prev.Commit)
 }
+
+// TestCachedPreviousOperator_BuildsOncePerCommit: a binary in the cache under the previous
+// release's commit is used as it is (no git, no build: the repository here has no history),
+// and a build that fails leaves nothing in the cache for the next call to mistake for a binary.
+func TestCachedPreviousOperator_BuildsOncePerCommit(t *testing.T) {
+	g := NewWithT(t)
+	const commit = "e80056297550cbb20051896397597c196960a4fa"
+	root, cache := t.TempDir(), t.TempDir()
+	g.Expect(os.MkdirAll(filepath.Join(root, "release"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(root, PreviousFile), []byte("version: v0.1.0\ncommit: "+commit+"\n"), 0o644)).To(Succeed())
+	o := PreviousOperatorOptions{RepoRoot: root, Platform: &Platform{OS: "linux", Arch: "arm64"}}
+
+	_, _, err := CachedPreviousOperator(context.Background(), o, cache)
+	g.Expect(err).To(MatchError(ContainSubstring("is not in this clone")))
+	dir := filepath.Join(cache, PreviousOperatorCacheDir, commit+"-linux-arm64")
+	entries, err := os.ReadDir(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, e := range entries {
+		g.Expect(e.Name()).To(Equal(".lock"), "a failed build left %s in the cache", e.Name())
+	}
+
+	bin := filepath.Join(dir, "polykube-operator")
+	g.Expect(os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)).To(Succeed())
+	got, prev, err := CachedPreviousOperator(context.Background(), o, cache)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(bin))
+	g.Expect(prev.Commit).To(Equal(commit))
+}

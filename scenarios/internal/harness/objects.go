@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -155,23 +154,10 @@ func (sc *Scenario) CheckUnchanged(ctx context.Context, label, cluster string) e
 	if err != nil {
 		return fmt.Errorf("snapshot cluster %q: %w", cluster, err)
 	}
-	if maps.Equal(before, now) {
-		return nil
+	if d := diffSnapshots(before, now); d != "" {
+		return fmt.Errorf("cluster %q changed: %s", cluster, d)
 	}
-	var diffs []string
-	for _, k := range sortedKeys(before) {
-		if v, ok := now[k]; !ok {
-			diffs = append(diffs, "deleted "+k)
-		} else if v != before[k] {
-			diffs = append(diffs, fmt.Sprintf("changed %s (%s → %s)", k, before[k], v))
-		}
-	}
-	for _, k := range sortedKeys(now) {
-		if _, ok := before[k]; !ok {
-			diffs = append(diffs, "created "+k)
-		}
-	}
-	return fmt.Errorf("cluster %q changed: %s", cluster, strings.Join(diffs, "; "))
+	return nil
 }
 
 // Condition is an expected status condition; empty fields are not checked.

@@ -163,6 +163,8 @@ type Scenario struct {
 	operatorKustomization string
 	// pods are pod UIDs remembered per cluster/workload.
 	pods map[string][]string
+	// upgrade is the upgrade scenario's operators and recorded fleet (upgrade.go).
+	upgrade *upgrade
 	// marks are when things happened (a fault injected, the mesh changing, a failover
 	// done), for steps that check an order and for the figures.
 	marks map[string]time.Time
