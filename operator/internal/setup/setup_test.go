@@ -18,6 +18,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -463,4 +464,46 @@ func TestOperator_ServiceEndpoint_ForeignServiceIsAConflictUntilDeleted(t *testi
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(se), svc)).To(Succeed())
 		g.Expect(svc.Labels).To(HaveKeyWithValue(polykubev1alpha1.ManagedByLabel, polykubev1alpha1.ManagedByValue))
 	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
+
+// The cache holds only the EndpointSlices labelled as Polykube's; those of a ServiceEndpoint's
+// Service are, because Kubernetes' EndpointSlice controller copies the Service's labels onto its
+// slices. A ServiceEndpoint counts them; a slice of its Service without those labels is not seen.
+func TestOperator_ServiceEndpoint_CountsTheSlicesThatCarryTheServiceLabels(t *testing.T) {
+	RegisterTestingT(t)
+	cfg, c := env.Start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "se-slices")
+	optest.StartOperator(t, cfg, "east", optest.Options{})
+	se := &polykubev1alpha1.ServiceEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "web"},
+			Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
+	}
+	Expect(c.Create(ctx, se)).To(Succeed())
+	svc := &corev1.Service{}
+	Eventually(func() error { return c.Get(ctx, client.ObjectKeyFromObject(se), svc) }).
+		WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	slice := func(name string, labels map[string]string, ips ...string) *discoveryv1.EndpointSlice {
+		s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			AddressType: discoveryv1.AddressTypeIPv4}
+		for _, ip := range ips {
+			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+		}
+		return s
+	}
+	// As the EndpointSlice controller writes it: the Service's labels and its own two.
+	copied := map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}
+	for k, v := range svc.Labels {
+		copied[k] = v
+	}
+	Expect(c.Create(ctx, slice("web-abcde", copied, "10.1.0.1", "10.1.0.2"))).To(Succeed())
+	Expect(c.Create(ctx, slice("web-by-hand", map[string]string{discoveryv1.LabelServiceName: "web"}, "10.1.0.3"))).To(Succeed())
+	Eventually(func(g Gomega) int32 {
+		got := &polykubev1alpha1.ServiceEndpoint{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(se), got)).To(Succeed())
+		return got.Status.LocalReadyEndpoints
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(int32(2)))
 }
