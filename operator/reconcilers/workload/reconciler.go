@@ -92,10 +92,10 @@ type Reconciler struct {
 // when they take or free the name of a Workload that exists (foreignnames.go), so that a
 // conflicting object that goes away is noticed. An HPA also maps to the Workload whose
 // Deployment it scales (one Polykube did not make takes the replicas over), and only when its
-// spec, labels or owners change, not on the status its controller keeps writing. This cluster's ClusterMember maps to
-// every Workload (the operator's identity may appear late), every other one to the Workloads
-// with targetSelectors (the roster they select from) or whose targets name it; DatastoreBindings
-// map to the Workload they reference.
+// spec, labels or owners change, not on the status its controller keeps writing. This
+// cluster's ClusterMember maps to every Workload (the operator's identity may appear late),
+// every other one to the Workloads with targetSelectors (the roster they select from) or whose
+// targets name it; DatastoreBindings map to the Workload they reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
