@@ -108,10 +108,13 @@ func foreignDeployment(ns, name string) *appsv1.Deployment {
 	}
 }
 
+// foreignService is headless: the test API server's Service range has room for 254 cluster IPs,
+// which the package's other tests share.
 func foreignService(ns, name string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
-		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 8080}}},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Port: 8080}}},
 	}
 }
 
