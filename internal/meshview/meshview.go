@@ -6,8 +6,10 @@
 // Service annotated service.cilium.io/global-sync-endpoint-slices: "true" as EndpointSlices in
 // this cluster, one set per peer, labelled endpointslice.kubernetes.io/managed-by:
 // endpointslice-mesh-controller.cilium.io and multicluster.kubernetes.io/source-cluster: <peer>
-// (github.com/cilium/cilium@v1.20.2 pkg/clustermesh/endpointslicesync). The operator already
-// caches EndpointSlices, so counting them needs nothing but this cluster's read access.
+// (github.com/cilium/cilium@v1.20.2 pkg/clustermesh/endpointslicesync). Cilium copies the local
+// Service's labels onto those slices, Polykube's managed-by label among them, so the operator's
+// cache, which holds only the EndpointSlices carrying it, holds them: counting them needs
+// nothing but this cluster's read access.
 //
 // What the mirror says, and when it stops saying it:
 //   - a peer exports every backend that is ready or still serving while terminating

@@ -56,6 +56,7 @@ var env optest.Env
 func TestMain(m *testing.M) {
 	code := m.Run()
 	env.Stop()
+	foreignEnv.Stop()
 	os.Exit(code)
 }
 

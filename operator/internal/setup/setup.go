@@ -29,6 +29,7 @@ import (
 	"github.com/polykube/polykube/internal/version"
 	"github.com/polykube/polykube/operator/internal/identity"
 	"github.com/polykube/polykube/operator/internal/metrics"
+	"github.com/polykube/polykube/operator/internal/unmanaged"
 	"github.com/polykube/polykube/operator/reconcilers/datastorebinding"
 	"github.com/polykube/polykube/operator/reconcilers/federation"
 	"github.com/polykube/polykube/operator/reconcilers/serviceendpoint"
@@ -200,13 +201,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// (operator/main.go): nothing reconciles after the release.
 		LeaderElectionReleaseOnCancel: true,
 		// managedFields are stripped before objects enter the cache: the operator never reads
-		// them, and for a Deployment they can be as large as its spec (every Deployment, Service
-		// and EndpointSlice of the cluster is cached today).
+		// them, and for a Deployment they can be as large as its spec. Deployments, Services,
+		// HPAs and EndpointSlices are cached only when Polykube manages them (cache.go).
 		// With --watch-namespaces the namespaced informers list and watch only those namespaces
 		// (namespaces.go).
 		Cache: cache.Options{
 			DefaultTransform:  cache.TransformStripManagedFields(),
 			DefaultNamespaces: defaultNamespaces(opts.WatchNamespaces),
+			ByObject:          managedOnly(),
 		},
 		// Secrets are read with a live GET each time: caching them would need list and watch on
 		// every Secret of the cluster, and would hold their values in the operator's memory.
@@ -226,7 +228,19 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("create controller manager: %w", err)
 	}
 
-	for _, r := range reconcilers(mgr, opts) {
+	// The objects Polykube did not make, as little of them as its checks read (operator/internal/unmanaged).
+	others, err := unmanaged.NewCache(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultNamespaces: defaultNamespaces(opts.WatchNamespaces),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(unmanaged.AsManagerCache(others)); err != nil {
+		return nil, fmt.Errorf("add the cache of the objects Polykube did not make: %w", err)
+	}
+
+	for _, r := range reconcilers(mgr, others, opts) {
 		if err := r.setup(mgr); err != nil {
 			return nil, fmt.Errorf("set up the %s reconciler: %w", r.name, err)
 		}
@@ -257,13 +271,14 @@ type namedSetup struct {
 }
 
 // reconcilers lists every reconciler of the operator. Each one gets the manager's client (which
-// does not cache Secrets), the scheme, an events.EventRecorder named after it and the cluster name.
-func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
+// does not cache Secrets), the scheme, an events.EventRecorder named after it and the cluster name;
+// those that check for names in the way also get the cache of foreign objects.
+func reconcilers(mgr ctrl.Manager, others cache.Cache, opts Options) []namedSetup {
 	c, s := mgr.GetClient(), mgr.GetScheme()
 	rec := func(name string) events.EventRecorder { return mgr.GetEventRecorder("polykube-" + name) }
 	return []namedSetup{
 		{workload.ControllerName, (&workload.Reconciler{
-			Client: c, Scheme: s, Recorder: rec(workload.ControllerName), ClusterName: opts.ClusterName,
+			Client: c, Scheme: s, Recorder: rec(workload.ControllerName), ClusterName: opts.ClusterName, Foreign: others,
 			SecretRecheckInterval: opts.SecretRecheckInterval, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		}).SetupWithManager},
 		{datastorebinding.ControllerName, (&datastorebinding.Reconciler{
@@ -271,7 +286,7 @@ func reconcilers(mgr ctrl.Manager, opts Options) []namedSetup {
 			SecretRecheckInterval: opts.SecretRecheckInterval,
 		}).SetupWithManager},
 		{serviceendpoint.ControllerName, (&serviceendpoint.Reconciler{
-			Client: c, Scheme: s, Recorder: rec(serviceendpoint.ControllerName), ClusterName: opts.ClusterName,
+			Client: c, Scheme: s, Recorder: rec(serviceendpoint.ControllerName), ClusterName: opts.ClusterName, Foreign: others,
 		}).SetupWithManager},
 		// Registers the Federation and the ClusterMember controllers.
 		{federation.ControllerName, (&federation.Reconciler{

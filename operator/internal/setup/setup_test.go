@@ -18,6 +18,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -370,14 +371,27 @@ func TestOperator_TwoReplicas_TheStandbyTakesOver(t *testing.T) {
 }
 
 // The operator's cache holds no managedFields: the operator never reads them, and for a
-// Deployment they can be as large as its spec (issue 40, goal 5: bounded memory).
+// Deployment they can be as large as its spec (issue 40, goal 5: bounded memory). It holds the
+// Deployments Polykube manages (labelled managed-by=polykube), and no other.
 func TestOperator_CacheHoldsNoManagedFields(t *testing.T) {
 	RegisterTestingT(t)
 	cfg, c := env.Start(t)
 	ctx := context.Background()
 	ns := optest.Namespace(t, c, "cache")
+	other := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "other:1"}}},
+			},
+		},
+	}
+	Expect(c.Create(ctx, other)).To(Succeed())
 	foreign := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{
+			polykubev1alpha1.ManagedByLabel: polykubev1alpha1.ManagedByValue}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "foreign"}},
 			Template: corev1.PodTemplateSpec{
@@ -403,4 +417,93 @@ func TestOperator_CacheHoldsNoManagedFields(t *testing.T) {
 		g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(foreign), cached)).To(Succeed())
 		g.Expect(cached.ManagedFields).To(BeEmpty(), "the cached copy keeps managedFields")
 	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	err = mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(other), &appsv1.Deployment{})
+	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment Polykube does not manage is in the cache: %v", err)
+}
+
+// The operator's cache holds only the Services Polykube made, yet a ServiceEndpoint still sees a
+// Service of its name that Polykube did not make (the cache of foreign objects): it reports
+// Conflict, leaves that Service alone, and creates its own as soon as that one is deleted.
+func TestOperator_ServiceEndpoint_ForeignServiceIsAConflictUntilDeleted(t *testing.T) {
+	RegisterTestingT(t)
+	cfg, c := env.Start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "se-foreign")
+	foreign := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api", Labels: map[string]string{"team": "payments"}},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "legacy"}, Ports: []corev1.ServicePort{{Port: 9000}}},
+	}
+	Expect(c.Create(ctx, foreign)).To(Succeed())
+	optest.StartOperator(t, cfg, "east", optest.Options{})
+	se := &polykubev1alpha1.ServiceEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
+		Spec: polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "api"},
+			Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
+	}
+	Expect(c.Create(ctx, se)).To(Succeed())
+	ready := func(g Gomega) *metav1.Condition {
+		got := &polykubev1alpha1.ServiceEndpoint{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(se), got)).To(Succeed())
+		cond := meta.FindStatusCondition(got.Status.Conditions, polykubev1alpha1.ReadyCondition)
+		g.Expect(cond).NotTo(BeNil())
+		return cond
+	}
+	Eventually(func(g Gomega) {
+		cond := ready(g)
+		g.Expect(cond.Reason).To(Equal(polykubev1alpha1.ReasonConflict))
+		g.Expect(cond.Message).To(ContainSubstring("it has no controller"))
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	now := &corev1.Service{}
+	Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), now)).To(Succeed())
+	Expect(now.ResourceVersion).To(Equal(foreign.ResourceVersion), "the foreign Service was changed")
+
+	Expect(c.Delete(ctx, foreign)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(ready(g).Reason).NotTo(Equal(polykubev1alpha1.ReasonConflict))
+		svc := &corev1.Service{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(se), svc)).To(Succeed())
+		g.Expect(svc.Labels).To(HaveKeyWithValue(polykubev1alpha1.ManagedByLabel, polykubev1alpha1.ManagedByValue))
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
+
+// The cache holds only the EndpointSlices labelled as Polykube's; those of a ServiceEndpoint's
+// Service are, because Kubernetes' EndpointSlice controller copies the Service's labels onto its
+// slices. A ServiceEndpoint counts them; a slice of its Service without those labels is not seen.
+func TestOperator_ServiceEndpoint_CountsTheSlicesThatCarryTheServiceLabels(t *testing.T) {
+	RegisterTestingT(t)
+	cfg, c := env.Start(t)
+	ctx := context.Background()
+	ns := optest.Namespace(t, c, "se-slices")
+	optest.StartOperator(t, cfg, "east", optest.Options{})
+	se := &polykubev1alpha1.ServiceEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "web"},
+			Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
+	}
+	Expect(c.Create(ctx, se)).To(Succeed())
+	svc := &corev1.Service{}
+	Eventually(func() error { return c.Get(ctx, client.ObjectKeyFromObject(se), svc) }).
+		WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	slice := func(name string, labels map[string]string, ips ...string) *discoveryv1.EndpointSlice {
+		s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			AddressType: discoveryv1.AddressTypeIPv4}
+		for _, ip := range ips {
+			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+		}
+		return s
+	}
+	// As the EndpointSlice controller writes it: the Service's labels and its own two.
+	copied := map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}
+	for k, v := range svc.Labels {
+		copied[k] = v
+	}
+	Expect(c.Create(ctx, slice("web-abcde", copied, "10.1.0.1", "10.1.0.2"))).To(Succeed())
+	Expect(c.Create(ctx, slice("web-by-hand", map[string]string{discoveryv1.LabelServiceName: "web"}, "10.1.0.3"))).To(Succeed())
+	Eventually(func(g Gomega) int32 {
+		got := &polykubev1alpha1.ServiceEndpoint{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(se), got)).To(Succeed())
+		return got.Status.LocalReadyEndpoints
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(int32(2)))
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -66,6 +67,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// ClusterName is the operator's --cluster-name, written into the Service's cluster label.
 	ClusterName string
+	// Foreign holds the Services Polykube did not make, as metadata (foreign.go); nil reads
+	// them through Client.
+	Foreign cache.Cache
 
 	finalOnce sync.Once
 	final     *statusfinal.Finalizer
@@ -79,14 +83,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("serviceendpoint reconciler: the cluster name is empty: start the operator with --cluster-name set to this cluster's ClusterMember name")
 	}
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&polykubev1alpha1.ServiceEndpoint{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.sameName)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice)).
 		Watches(&polykubev1alpha1.Workload{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(r)
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	err := r.watchForeign(b).Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up the ServiceEndpoint controller: %w", err)
 	}
@@ -273,6 +277,9 @@ func (r *Reconciler) applyService(ctx context.Context, se *polykubev1alpha1.Serv
 	if err := r.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return "", fmt.Errorf("get Service %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		if owner, err := r.foreignOwner(ctx, client.ObjectKeyFromObject(want)); err != nil || owner != "" {
+			return owner, err
 		}
 		log.Info("Creating Service", "settings", SettingsOf(se.Spec).String())
 		if err := r.Create(ctx, want); err != nil {

@@ -205,14 +205,15 @@ func merged(base, overlay map[string]string) map[string]string {
 
 // DescribeOwner says who a Service that this ServiceEndpoint did not create belongs to, for the
 // Conflict message.
-func DescribeOwner(svc *corev1.Service) string {
+// svc may be a Service or the metadata of one (operator/internal/unmanaged).
+func DescribeOwner(svc metav1.Object) string {
 	if ref := metav1.GetControllerOf(svc); ref != nil {
-		if ref.Kind == "Workload" && svc.Labels[polykubev1alpha1.ManagedByLabel] == polykubev1alpha1.ManagedByValue {
+		if ref.Kind == "Workload" && svc.GetLabels()[polykubev1alpha1.ManagedByLabel] == polykubev1alpha1.ManagedByValue {
 			return fmt.Sprintf("it is controlled by Workload %q, whose spec.ports create a Service of the same name", ref.Name)
 		}
 		return fmt.Sprintf("it is controlled by %s %q", ref.Kind, ref.Name)
 	}
-	if by := svc.Labels[polykubev1alpha1.ManagedByLabel]; by != "" {
+	if by := svc.GetLabels()[polykubev1alpha1.ManagedByLabel]; by != "" {
 		return fmt.Sprintf("it is labelled %s=%s and has no controller", polykubev1alpha1.ManagedByLabel, by)
 	}
 	return "it has no controller"

@@ -41,10 +41,16 @@ func (r *Reconciler) existingHPA(ctx context.Context, wl *polykubev1alpha1.Workl
 	key := client.ObjectKeyFromObject(wl)
 	hpa = &autoscalingv2.HorizontalPodAutoscaler{}
 	if err := r.Get(ctx, key, hpa); err != nil {
-		if apierrors.IsNotFound(err) {
+		if !apierrors.IsNotFound(err) {
+			return nil, "", "", fmt.Errorf("get HorizontalPodAutoscaler %s: %w", key, err)
+		}
+		if !wanted {
 			return nil, "", "", nil
 		}
-		return nil, "", "", fmt.Errorf("get HorizontalPodAutoscaler %s: %w", key, err)
+		if held, err := r.foreignHolds(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, key); err != nil || !held {
+			return nil, "", "", err
+		}
+		return nil, fmt.Sprintf("HorizontalPodAutoscaler %s", key), "", nil
 	}
 	switch r.classify(hpa, wl) {
 	case takeOver:

@@ -45,14 +45,16 @@ func failoverWorkload(t *testing.T, c client.Client, ns, name string, detect, re
 }
 
 // mirror creates or replaces the EndpointSlice Cilium would mirror for service from peer, with
-// ready endpoints out of total.
+// ready endpoints out of total. Cilium copies the local Service's labels onto the slices it
+// mirrors, Polykube's managed-by among them: the operator caches only slices that carry it.
 func mirror(t *testing.T, c client.Client, ns, service, peer string, ready, total int) {
 	t.Helper()
 	s := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: service + "-" + peer, Labels: map[string]string{
-			discoveryv1.LabelManagedBy:   meshview.ManagedBy,
-			meshview.LabelSourceCluster:  peer,
-			discoveryv1.LabelServiceName: service,
+			polykubev1alpha1.ManagedByLabel: polykubev1alpha1.ManagedByValue,
+			discoveryv1.LabelManagedBy:      meshview.ManagedBy,
+			meshview.LabelSourceCluster:     peer,
+			discoveryv1.LabelServiceName:    service,
 		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 	}

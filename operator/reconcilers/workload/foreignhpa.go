@@ -23,10 +23,11 @@ import (
 
 // foreignHPAs returns "namespace/name" of every HPA in the Workload's namespace that scales its
 // Deployment and is not own (the HPA Polykube made for this Workload here; nil when none),
-// sorted. It reads the cache: HPAs are watched.
+// sorted. It reads the cache of foreign objects (foreignnames.go), which holds every HPA's
+// scaleTargetRef.
 func (r *Reconciler) foreignHPAs(ctx context.Context, wl *polykubev1alpha1.Workload, own *autoscalingv2.HorizontalPodAutoscaler) ([]string, error) {
 	list := &autoscalingv2.HorizontalPodAutoscalerList{}
-	if err := r.List(ctx, list, client.InNamespace(wl.Namespace)); err != nil {
+	if err := r.others().List(ctx, list, client.InNamespace(wl.Namespace)); err != nil {
 		return nil, fmt.Errorf("list HorizontalPodAutoscalers in %s to find those scaling Deployment %s: %w", wl.Namespace, wl.Name, err)
 	}
 	var out []string

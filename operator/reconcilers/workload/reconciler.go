@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -39,6 +40,7 @@ import (
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
 	"github.com/polykube/polykube/operator/internal/suspend"
+	"github.com/polykube/polykube/operator/internal/unmanaged"
 	"github.com/polykube/polykube/placement"
 )
 
@@ -68,6 +70,9 @@ type Reconciler struct {
 	Scheme      *runtime.Scheme
 	Recorder    events.EventRecorder
 	ClusterName string
+	// Foreign holds the Deployments, Services and HPAs Polykube did not make, reduced to what
+	// the checks read (foreignnames.go); nil reads them through Client.
+	Foreign cache.Cache
 
 	// SecretRecheckInterval overrides DefaultSecretRecheckInterval when set.
 	SecretRecheckInterval time.Duration
@@ -80,15 +85,17 @@ type Reconciler struct {
 	final     *statusfinal.Finalizer
 }
 
-// SetupWithManager registers the controller. Deployments, Services and HorizontalPodAutoscalers
-// are mapped to the Workload of the same name whether or not they are owned by it (which covers
-// what Owns would, since every object the Workload owns has its name), so that a conflicting
-// object that goes away is noticed; an HPA also to the Workload whose Deployment it scales (one
-// Polykube did not make takes the replicas over), and only when its spec, labels or owners
-// change, not on the status its controller keeps writing. This cluster's ClusterMember maps to
-// every Workload (the operator's identity may appear late), every other one to the Workloads
-// with targetSelectors (the roster they select from) or whose targets name it; DatastoreBindings
-// map to the Workload they reference.
+// SetupWithManager registers the controller. The Deployments, Services and
+// HorizontalPodAutoscalers Polykube manages are mapped to the Workload of the same name whether
+// or not they are owned by it (which covers what Owns would, since every object the Workload
+// owns has its name); those it did not make come from the cache of foreign objects, and only
+// when they take or free the name of a Workload that exists (foreignnames.go), so that a
+// conflicting object that goes away is noticed. An HPA also maps to the Workload whose
+// Deployment it scales (one Polykube did not make takes the replicas over), and only when its
+// spec, labels or owners change, not on the status its controller keeps writing. This
+// cluster's ClusterMember maps to every Workload (the operator's identity may appear late),
+// every other one to the Workloads with targetSelectors (the roster they select from) or whose
+// targets name it; DatastoreBindings map to the Workload they reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
@@ -96,7 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&polykubev1alpha1.Workload{}, builder.WithPredicates(suspend.RequestedOrGenerationChanged())).
 		Watches(&appsv1.Deployment{}, sameName, builder.WithPredicates(notOwnCreation)).
@@ -113,7 +120,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
 			builder.WithPredicates(mirroredSlice)).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.workloadsAfterMemberChange),
-			builder.WithPredicates(memberAppearsChangesOrGoes)).
+			builder.WithPredicates(memberAppearsChangesOrGoes))
+	return r.watchForeign(b).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 }
@@ -529,6 +537,11 @@ func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload
 			return nil, nil, nil, nil, fmt.Errorf("get Deployment %s: %w", key, err)
 		}
 		dep = nil
+		if held, err := r.foreignHolds(ctx, unmanaged.Deployment(), key); err != nil {
+			return nil, nil, nil, nil, err
+		} else if held {
+			conflicts = append(conflicts, fmt.Sprintf("Deployment %s", key))
+		}
 	} else {
 		switch r.classify(dep, wl) {
 		case takeOver:
@@ -549,6 +562,13 @@ func (r *Reconciler) existing(ctx context.Context, wl *polykubev1alpha1.Workload
 			return nil, nil, nil, nil, fmt.Errorf("get Service %s: %w", key, err)
 		}
 		svc = nil
+		if len(wl.Spec.Ports) > 0 && !endpointService {
+			if held, err := r.foreignHolds(ctx, unmanaged.Service(), key); err != nil {
+				return nil, nil, nil, nil, err
+			} else if held {
+				conflicts = append(conflicts, fmt.Sprintf("Service %s", key))
+			}
+		}
 	} else {
 		switch r.classify(svc, wl) {
 		case takeOver:
