@@ -37,7 +37,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/yuin/gopher-lua v1.1.2
+require (
+	github.com/yuin/gopher-lua v1.1.2
+	golang.zx2c4.com/wireguard/wgctrl v0.0.0-20241231184526-a9ab2273dd10
+)
 
 require (
 	al.essio.dev/pkg/shellescape v1.5.1 // indirect
