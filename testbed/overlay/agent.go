@@ -68,3 +68,10 @@ func (s Status) String() string {
 	return fmt.Sprintf("overlay %s up: mode=%s (%s) address=%s mtu=%d port=%d publicKey=%s in %s",
 		s.Interface, s.Mode, s.ModeReason, s.Address, s.MTU, s.ListenPort, s.PublicKey, s.Took.Round(time.Millisecond))
 }
+
+func logOf(c Config) io.Writer {
+	if c.Log == nil {
+		return io.Discard
+	}
+	return c.Log
+}

@@ -18,14 +18,14 @@ const NetworkNone = "none"
 // Peer is one WireGuard peer of a node: another member's overlay gateway.
 type Peer struct {
 	// Member is the ClusterMember's name.
-	Member string `json:"member"`
+	Member string
 	// PublicKey is the key that member's agent published.
-	PublicKey wgtypes.Key `json:"publicKey"`
+	PublicKey wgtypes.Key
 	// Endpoint is spec.network.endpoint (host:port), where the member receives WireGuard's UDP.
-	Endpoint string `json:"endpoint"`
+	Endpoint string
 	// AllowedIPs are the member's overlay address and its pod CIDRs: what this node sends to it
 	// and accepts from it.
-	AllowedIPs []netip.Prefix `json:"allowedIPs"`
+	AllowedIPs []netip.Prefix
 }
 
 // Skipped is a member of the roster that gets no peer entry, with the reason.
