@@ -40,14 +40,14 @@ func newServeOverlayAgentCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Interface, "interface", "polykube0", "WireGuard interface name")
-	cmd.Flags().StringVar(&cfg.StateDir, "state-dir", "", "directory of the node's private key (made 0600 on first start)")
+	cmd.Flags().StringVar(&cfg.StateDir, "node-state-dir", "", "directory of the node's private key (made 0600 on first start)")
 	cmd.Flags().StringVar(&address, "address", "", "the node's overlay address with prefix length")
 	cmd.Flags().IntVar(&cfg.ListenPort, "port", 51820, "UDP port WireGuard receives on")
 	cmd.Flags().IntVar(&underlayMTU, "underlay-mtu", 1500, "MTU of the network between the nodes")
 	cmd.Flags().BoolVar(&ipv6Underlay, "ipv6-underlay", false, "peers are reached over IPv6 (80 bytes of WireGuard overhead instead of 60)")
 	cmd.Flags().BoolVar(&cfg.Userspace, "userspace", false, "use the embedded wireguard-go even where kernel WireGuard works")
 	cmd.Flags().StringVar(&peerFile, "peers", "", "peer file (JSON) written from the roster")
-	_ = cmd.MarkFlagRequired("state-dir")
+	_ = cmd.MarkFlagRequired("node-state-dir")
 	_ = cmd.MarkFlagRequired("address")
 	_ = cmd.MarkFlagRequired("peers")
 	return cmd
