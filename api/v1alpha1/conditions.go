@@ -29,6 +29,12 @@ const (
 	// PodCIDRsDisjointCondition (Federation) is True when no two members' pod CIDRs overlap.
 	PodCIDRsDisjointCondition = "PodCIDRsDisjoint"
 
+	// OverlayEndpointsUniqueCondition (Federation) is True when no two members that use an
+	// overlay (spec.network.type other than none) publish the same spec.network.endpoint: a
+	// WireGuard peer is keyed by its endpoint's traffic, so two members behind one endpoint
+	// cannot both be reached.
+	OverlayEndpointsUniqueCondition = "OverlayEndpointsUnique"
+
 	// LocalMemberListedCondition (Federation) is True when the local cluster is in the roster.
 	LocalMemberListedCondition = "LocalMemberListed"
 
@@ -81,6 +87,7 @@ const (
 	ReasonClusterIDOutOfRange  = "ClusterIDOutOfRange"
 	ReasonInvalidClusterName   = "InvalidClusterName"
 	ReasonPodCIDROverlap       = "PodCIDROverlap"
+	ReasonDuplicateEndpoint    = "DuplicateOverlayEndpoint"
 	ReasonLocalMemberMissing   = "LocalMemberMissing"
 	ReasonClusterMemberMissing = "ClusterMemberMissing"
 

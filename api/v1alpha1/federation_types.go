@@ -69,7 +69,8 @@ type FederationStatus struct {
 	Members []FederationMemberStatus `json:"members,omitempty"`
 
 	// Conditions report each ClusterMesh prerequisite (ClusterIdentified, MembersPresent,
-	// ClusterIDsValid, ClusterNamesValid, PodCIDRsDisjoint, LocalMemberListed) and Ready.
+	// ClusterIDsValid, ClusterNamesValid, PodCIDRsDisjoint, LocalMemberListed,
+	// OverlayEndpointsUnique) and Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

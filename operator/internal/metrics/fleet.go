@@ -42,6 +42,7 @@ var meshPrerequisites = []string{
 	polykubev1alpha1.ClusterIdentifiedCondition, polykubev1alpha1.MembersPresentCondition,
 	polykubev1alpha1.ClusterIDsValidCondition, polykubev1alpha1.ClusterNamesValidCondition,
 	polykubev1alpha1.PodCIDRsDisjointCondition, polykubev1alpha1.LocalMemberListedCondition,
+	polykubev1alpha1.OverlayEndpointsUniqueCondition,
 }
 
 // fleetCollector reads the Polykube objects from the operator's cache when Prometheus scrapes.

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"sort"
@@ -38,6 +39,7 @@ var Checks = []Check{
 	CheckClusterNamesValid,
 	CheckClusterIDsValid,
 	CheckPodCIDRsDisjoint,
+	CheckOverlayEndpointsUnique,
 }
 
 // CheckClusterIdentified is True when a ClusterMember named after this cluster exists.
@@ -171,6 +173,54 @@ func CheckPodCIDRsDisjoint(spec polykubev1alpha1.FederationSpec, members []polyk
 	}
 	return trueCondition(polykubev1alpha1.PodCIDRsDisjointCondition,
 		"the %d pod CIDRs of the present members do not overlap", len(all))
+}
+
+// CheckOverlayEndpointsUnique is True when no two present members on an overlay publish the
+// same spec.network.endpoint. Each WireGuard peer is one endpoint; two members behind one
+// endpoint would both receive the other's traffic, so the overlay cannot reach both. Endpoints
+// are compared after normalising the host (case, IPv6 spelling), so "[2001:db8::1]:51820" and
+// "[2001:DB8:0::1]:51820" are the same endpoint.
+func CheckOverlayEndpointsUnique(spec polykubev1alpha1.FederationSpec, members []polykubev1alpha1.ClusterMember, _ string) metav1.Condition {
+	byEndpoint := map[string][]string{}
+	var order []string
+	overlaid := 0
+	for _, m := range rosterMembers(spec, members) {
+		if m.Spec.Network.Type == "" || m.Spec.Network.Type == "none" || m.Spec.Network.Endpoint == "" {
+			continue
+		}
+		overlaid++
+		key := normalizeEndpoint(m.Spec.Network.Endpoint)
+		if _, ok := byEndpoint[key]; !ok {
+			order = append(order, key)
+		}
+		byEndpoint[key] = append(byEndpoint[key], m.Name)
+	}
+	var duplicates []string
+	for _, key := range order {
+		if names := byEndpoint[key]; len(names) > 1 {
+			duplicates = append(duplicates, fmt.Sprintf("%s share overlay endpoint %s", strings.Join(names, " and "), key))
+		}
+	}
+	if len(duplicates) > 0 {
+		return falseCondition(polykubev1alpha1.OverlayEndpointsUniqueCondition, polykubev1alpha1.ReasonDuplicateEndpoint,
+			"%s; give each ClusterMember its own spec.network.endpoint (host:port of its own overlay gateway)", joinBounded(duplicates))
+	}
+	return trueCondition(polykubev1alpha1.OverlayEndpointsUniqueCondition,
+		"the %d present members on an overlay have distinct endpoints", overlaid)
+}
+
+// normalizeEndpoint returns host:port with the host lower-cased and an IP address in its
+// canonical form; an endpoint that does not split is compared as written.
+func normalizeEndpoint(endpoint string) string {
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return endpoint
+	}
+	host = strings.ToLower(host)
+	if addr, err := netip.ParseAddr(host); err == nil {
+		host = addr.Unmap().String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Summarize returns the Ready condition from the checks' conditions: True when all are True,

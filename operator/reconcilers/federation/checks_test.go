@@ -348,3 +348,47 @@ func TestMemberStatus(t *testing.T) {
 	// A peer's version is not this operator's to report.
 	g.Expect(MemberStatus(&m, "b", "v0.2.0")).To(Equal(polykubev1alpha1.ClusterMemberStatus{ObservedGeneration: 4, Local: false}))
 }
+
+func overlayMember(name string, id int32, cidr, typ, endpoint string) polykubev1alpha1.ClusterMember {
+	m := member(name, id, cidr)
+	m.Spec.Network = polykubev1alpha1.NetworkOverlay{Type: typ, Endpoint: endpoint}
+	return m
+}
+
+func TestCheckOverlayEndpointsUnique(t *testing.T) {
+	runCheckTable(t, CheckOverlayEndpointsUnique, polykubev1alpha1.OverlayEndpointsUniqueCondition, []checkCase{
+		{
+			name: "distinct endpoints", spec: roster("a", "b"),
+			members: members(overlayMember("a", 1, "10.1.0.0/16", "netmaker", "198.51.100.1:51820"),
+				overlayMember("b", 2, "10.2.0.0/16", "netmaker", "198.51.100.2:51820")),
+			wantStatus: metav1.ConditionTrue, wantReason: polykubev1alpha1.ReasonSucceeded, wantInMessage: []string{"2 present members"},
+		},
+		{
+			name: "same host on other ports is fine", spec: roster("a", "b"),
+			members: members(overlayMember("a", 1, "10.1.0.0/16", "netmaker", "gw.example.com:51820"),
+				overlayMember("b", 2, "10.2.0.0/16", "netmaker", "gw.example.com:51821")),
+			wantStatus: metav1.ConditionTrue, wantReason: polykubev1alpha1.ReasonSucceeded,
+		},
+		{
+			name: "members without an overlay are not compared", spec: roster("a", "b"),
+			members: members(overlayMember("a", 1, "10.1.0.0/16", "none", ""),
+				overlayMember("b", 2, "10.2.0.0/16", "none", "")),
+			wantStatus: metav1.ConditionTrue, wantReason: polykubev1alpha1.ReasonSucceeded, wantInMessage: []string{"0 present members"},
+		},
+		{
+			name: "same endpoint spelled differently", spec: roster("a", "b", "c"),
+			members: members(overlayMember("a", 1, "10.1.0.0/16", "netmaker", "[2001:db8::1]:51820"),
+				overlayMember("b", 2, "10.2.0.0/16", "netmaker", "198.51.100.2:51820"),
+				overlayMember("c", 3, "10.3.0.0/16", "netmaker", "[2001:DB8:0::1]:51820")),
+			wantStatus: metav1.ConditionFalse, wantReason: polykubev1alpha1.ReasonDuplicateEndpoint,
+			wantInMessage: []string{"a and c share overlay endpoint [2001:db8::1]:51820", "spec.network.endpoint"},
+		},
+		{
+			name: "a member outside the roster is ignored", spec: roster("a", "b"),
+			members: members(overlayMember("a", 1, "10.1.0.0/16", "netmaker", "198.51.100.1:51820"),
+				overlayMember("b", 2, "10.2.0.0/16", "netmaker", "198.51.100.2:51820"),
+				overlayMember("x", 3, "10.3.0.0/16", "netmaker", "198.51.100.1:51820")),
+			wantStatus: metav1.ConditionTrue, wantReason: polykubev1alpha1.ReasonSucceeded,
+		},
+	})
+}

@@ -162,6 +162,7 @@ var checkConditions = []string{
 	polykubev1alpha1.ClusterIdentifiedCondition, polykubev1alpha1.LocalMemberListedCondition,
 	polykubev1alpha1.MembersPresentCondition, polykubev1alpha1.ClusterNamesValidCondition,
 	polykubev1alpha1.ClusterIDsValidCondition, polykubev1alpha1.PodCIDRsDisjointCondition,
+	polykubev1alpha1.OverlayEndpointsUniqueCondition,
 }
 
 // fedFinalizer and memberFinalizer are the status policy shared by every Polykube reconciler

@@ -150,6 +150,18 @@ func TestReconciler_Federation_FailingChecks(t *testing.T) {
 			wantReason:  polykubev1alpha1.ReasonPodCIDROverlap, wantInMessage: []string{"ov-a (10.40.0.0/16) and ov-b (10.40.128.0/17)"},
 		},
 		{
+			name:        "two members behind one overlay endpoint",
+			clusterName: "ep-a",
+			members: []*polykubev1alpha1.ClusterMember{
+				withOverlay(newMember("ep-a", 91, "10.91.0.0/16"), "203.0.113.7:51820"),
+				withOverlay(newMember("ep-b", 92, "10.92.0.0/16"), "203.0.113.8:51820"),
+				withOverlay(newMember("ep-c", 93, "10.93.0.0/16"), "203.0.113.7:51820"),
+			},
+			roster:     []string{"ep-a", "ep-b", "ep-c"},
+			wantType:   polykubev1alpha1.OverlayEndpointsUniqueCondition,
+			wantReason: polykubev1alpha1.ReasonDuplicateEndpoint, wantInMessage: []string{"ep-a and ep-c share overlay endpoint 203.0.113.7:51820"},
+		},
+		{
 			name:        "member without a ClusterMember",
 			clusterName: "mm-a",
 			members:     []*polykubev1alpha1.ClusterMember{newMember("mm-a", 51, "10.51.0.0/16"), newMember("mm-b", 52, "10.52.0.0/16")},
@@ -299,4 +311,10 @@ func TestReconciler_SetupWithManager_RequiresClusterName(t *testing.T) {
 	g := NewWithT(t)
 	err := (&Reconciler{}).SetupWithManager(nil)
 	g.Expect(err).To(MatchError(ContainSubstring("--cluster-name")))
+}
+
+// withOverlay puts m on a netmaker (WireGuard) overlay reached at endpoint.
+func withOverlay(m *polykubev1alpha1.ClusterMember, endpoint string) *polykubev1alpha1.ClusterMember {
+	m.Spec.Network = polykubev1alpha1.NetworkOverlay{Type: "netmaker", Endpoint: endpoint}
+	return m
 }
