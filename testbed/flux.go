@@ -303,7 +303,7 @@ func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.W
 				continue
 			}
 			u.SetManagedFields(nil)
-			// A loaded API server can answer a large CRD (Argo CD's ApplicationSet's is 1 MB)
+			// A loaded API server can answer a large CRD (Argo CD's ApplicationSet CRD is 1.5 MB)
 			// after the client's timeout; the apply is idempotent, so it is tried again within
 			// the wait. What the server refuses fails at once.
 			var applyErr error
