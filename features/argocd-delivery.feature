@@ -56,3 +56,33 @@ Feature: Delivery with Argo CD
       | beta    | 1        |
       | gamma   | 1        |
     And no Deployment of "web" was deleted or duplicated
+
+  Scenario: A commit that drops this cluster's ClusterMember, pruned by Argo CD, deletes no workload
+    Argo CD prunes what leaves Git, by default with foreground propagation. One commit that
+    drops alpha's ClusterMember from the roster prunes it in every cluster at once. The operator
+    in alpha then has no ClusterMember of its own: it changes nothing there and says why, so the
+    Deployment that the label selector no longer reaches keeps running. The other clusters see a
+    roster without alpha and take its share. Restoring the roster in Git brings alpha back and
+    its share with it, and nothing in alpha was restarted.
+    Given a Workload "cart" with strategy MultiCloudWeighted and 4 replicas in total, targeting the clusters labelled:
+      | labels | weight |
+      | geo=eu | 1      |
+    And I commit the Workload "cart" to Git
+    And the replicas of "cart" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+    When a commit drops the ClusterMember "alpha" from the roster in Git, and Argo CD prunes it with its foreground cascade
+    Then the Workload "cart" in cluster "alpha" reports Ready False with reason ClusterUnknown
+    And the replicas of "cart" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 4        |
+    And no Deployment of "cart" was deleted or duplicated
+    When the roster in Git is restored
+    Then the replicas of "cart" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+    And the pods of "cart" in cluster "alpha" are the ones it had before
+    And no Deployment of "cart" was deleted or duplicated

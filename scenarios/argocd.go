@@ -19,4 +19,10 @@ func argoCDSteps(r *registry) {
 	r.step(`^I create the Application "([^"]*)" again in every cluster$`, func(ctx context.Context, name string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.RecreateApplication(ctx, name) })
 	})
+	r.step(`^a commit drops the ClusterMember "([^"]*)" from the roster in Git, and Argo CD prunes it with its foreground cascade$`, func(ctx context.Context, member string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.DropMemberFromRoster(ctx, member) })
+	})
+	r.step(`^the roster in Git is restored$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.RestoreRoster(ctx) })
+	})
 }

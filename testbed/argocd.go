@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,7 +99,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
-		if err := applyArgoCDSettings(ctx, cl, health); err != nil {
+		if err := applyArgoCDSettings(ctx, cl, health, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := tb.applyClusterSecret(ctx, cl, c.Name); err != nil {
@@ -134,7 +135,7 @@ func LoadArgoCDHealthChecks(path string) (map[string]string, error) {
 // applyArgoCDSettings creates the namespace, argocd-cm (with the health checks),
 // argocd-secret and the default AppProject, which Argo CD's API server would create and
 // which the test bed does not run.
-func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[string]string) error {
+func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[string]string, w topology.Wait) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ArgoCDNamespace}}
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", ArgoCDNamespace, err)
@@ -172,8 +173,20 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 		},
 	}}
-	if err := cl.Patch(ctx, project, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply AppProject %s/default: %w", ArgoCDNamespace, err)
+	// The CRDs are established, but a loaded API server may serve the kind a moment later
+	// (the client finds no REST mapping): apply again within the wait. Other errors fail at once.
+	var applyErr error
+	if err := wait.For(ctx, w, "the AppProject kind to be served", func(ctx context.Context) error {
+		applyErr = cl.Patch(ctx, project, client.Apply, fieldOwner, client.ForceOwnership)
+		if applyErr != nil && !apimeta.IsNoMatchError(applyErr) {
+			return wait.Stop(applyErr)
+		}
+		return applyErr
+	}); err != nil {
+		if applyErr == nil {
+			applyErr = err
+		}
+		return fmt.Errorf("apply AppProject %s/default: %w", ArgoCDNamespace, applyErr)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -308,8 +309,22 @@ func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.W
 				continue
 			}
 			u.SetManagedFields(nil)
-			if err := cl.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-				return fmt.Errorf("apply CRD %s from %s: %w", u.GetName(), f, err)
+			// A loaded API server can answer a large CRD (Argo CD's ApplicationSet CRD is 1.5 MB)
+			// after the client's timeout; the apply is idempotent, so it is tried again within
+			// the wait. What the server refuses fails at once.
+			var applyErr error
+			err := wait.For(ctx, w, "apply CRD "+u.GetName(), func(ctx context.Context) error {
+				applyErr = cl.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership)
+				if applyErr != nil && !slowServer(applyErr) {
+					return wait.Stop(applyErr)
+				}
+				return applyErr
+			})
+			if err != nil {
+				if applyErr == nil {
+					applyErr = err
+				}
+				return fmt.Errorf("apply CRD %s from %s: %w", u.GetName(), f, applyErr)
 			}
 			names = append(names, u.GetName())
 		}
@@ -332,4 +347,12 @@ func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.W
 		}
 		return nil
 	})
+}
+
+// slowServer reports an error of an API server too slow to answer in time (the client's
+// timeout, a server-side timeout or throttling), after which the same request may succeed.
+func slowServer(err error) bool {
+	var netErr net.Error
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		(errors.As(err, &netErr) && netErr.Timeout())
 }

@@ -123,6 +123,8 @@ type Scenario struct {
 	// deletedApps are the Argo CD Applications the scenario deleted, per cluster, to create
 	// again.
 	deletedApps map[string]*unstructured.Unstructured
+	// rosterDropped says the scenario committed a roster without a member, to restore.
+	rosterDropped bool
 
 	// Workloads are the specs the scenario built, by name, as last committed or applied.
 	Workloads map[string]*polykubev1alpha1.Workload
