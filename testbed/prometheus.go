@@ -184,3 +184,6 @@ func (tb *Testbed) Prometheus(cluster string) (*promserver.Server, error) {
 	}
 	return promserver.Connect(fmt.Sprintf("http://127.0.0.1:%d", cs.Prometheus)), nil
 }
+
+// The host bed can run the prometheus add-on.
+var _ PrometheusAddon = (*Testbed)(nil)

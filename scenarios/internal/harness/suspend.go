@@ -31,11 +31,19 @@ func (sc *Scenario) AwaitSuspended(ctx context.Context, workload string) error {
 	what := fmt.Sprintf("every cluster's operator to report the Workload %q suspended for the generation Git delivered", workload)
 	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
-			w, err := sc.workloadProcessed(ctx, cl, c, workload)
-			if err != nil {
-				return err
+			// Not workloadProcessed: a Workload suspended from its first commit never gets
+			// status.cluster, which only a reconcile that acts writes.
+			var w polykubev1alpha1.Workload
+			if err := c.Get(ctx, client.ObjectKey{Namespace: sc.Namespace, Name: workload}, &w); err != nil {
+				return fmt.Errorf("get Workload %s: %w", workload, err)
 			}
-			return checkSuspended(w)
+			if want, ok := sc.Workloads[workload]; ok && (!equalDistribution(want.Spec.Distribution, w.Spec.Distribution) || !w.Spec.Suspend) {
+				return fmt.Errorf("Workload %s does not have the spec the scenario last committed yet%s", workload, fluxNotReady(ctx, c))
+			}
+			if w.Status.ObservedGeneration != w.Generation {
+				return fmt.Errorf("Workload %s generation %d not yet processed (status.observedGeneration %d)", workload, w.Generation, w.Status.ObservedGeneration)
+			}
+			return checkSuspended(&w)
 		})
 	})
 }
