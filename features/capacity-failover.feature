@@ -69,6 +69,77 @@ Feature: Capacity failover
     And no Deployment of "web" was deleted or duplicated
     And the report gives how long the failover of "web" away from "alpha" took
 
+  # The shipped PolykubeFailoverActiveTooLong waits 30 minutes; the test bed's Prometheus
+  # evaluates the same expression with every `for` at most 20s (scenarios/topology.yaml,
+  # prometheus.alertForAtMost), so the alert is seen to fire and to clear.
+  @prometheus
+  Scenario: The failover alert fires while the others absorb a stopped cluster's share and clears once it serves again
+    When the API server of cluster "alpha" is stopped
+    Then the clusters other than "alpha" no longer see its endpoints of "web" through the mesh
+    And once "alpha" has been gone from the mesh for detectAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | beta    | 5        |
+      | gamma   | 5        |
+    And the alert PolykubeFailoverActiveTooLong fires for "web" in clusters "beta" and "gamma"
+    # When the extra replicas go is the first scenario's to check; this one waits for it.
+    When the API server of cluster "alpha" is started again
+    Then every cluster sees through the mesh the ready replicas of "web" in every other cluster
+    And the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    And the alert PolykubeFailoverActiveTooLong for "web" is no longer active in any cluster
+
+  # gitops/monitoring/dashboard.json has a panel for each Polykube metric; some series exist
+  # only once something happened (a drift set back, a reconcile error, a suspended Workload, a
+  # failover), so the scenario makes each happen before it runs every panel's query.
+  @prometheus
+  Scenario: Every panel of the dashboard shows a series while a failover runs
+    Given I apply to every cluster:
+      """
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: clash
+      spec:
+        replicas: 0
+        selector:
+          matchLabels: {app: clash}
+        template:
+          metadata:
+            labels: {app: clash}
+          spec:
+            containers:
+              - name: app
+                image: example.com/clash:v1
+      """
+    And a Workload "clash" with strategy Static, targeting:
+      | cluster | replicas |
+      | beta    | 1        |
+    And I commit the Workload "clash" to Git
+    And a Workload "paused" with strategy Static, targeting:
+      | cluster | replicas |
+      | beta    | 1        |
+    And I commit to Git the Workload "paused" suspended
+    Then the Workload "clash" in cluster "beta" reports Ready False with reason Conflict
+    And every operator reports the Workload "paused" suspended
+    When someone scales the Deployment of "web" in cluster "beta" to 9 replicas by hand
+    Then the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 6        |
+      | beta    | 3        |
+      | gamma   | 3        |
+    When the API server of cluster "alpha" is stopped
+    Then the clusters other than "alpha" no longer see its endpoints of "web" through the mesh
+    And once "alpha" has been gone from the mesh for detectAfter, the replicas of "web" are:
+      | cluster | replicas |
+      | beta    | 5        |
+      | gamma   | 5        |
+    # The test bed runs one operator process per cluster, without leader election, so the
+    # "Leader" panel (leader_election_master_status) has no series here.
+    And every panel of the dashboard but "Leader" shows a series from a cluster's Prometheus
+
   Scenario: A blip shorter than detectAfter moves nothing
     # detectAfter is raised for this one: on kind a stopped cluster is back in the others'
     # mesh view only a minute or more after its start (Cilium reconnects and resyncs), which

@@ -35,10 +35,10 @@ func TestPlanRun(t *testing.T) {
 		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
 		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
 		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
-		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @mirror-only scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
 		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// Asked for, the soak runs (and only it).
 		{"@soak", "kwok", "flux", nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},

@@ -1,7 +1,7 @@
 // Package scenarios holds the step definitions of the Gherkin features in ../features, grouped
 // per domain (gitops.go, distribution.go, status.go, faults.go, mesh.go, failover.go,
 // datastore.go, federation.go, credentials.go, validation.go, routing.go, mistakes.go, argocd.go,
-// overrides.go, upgrade.go). Steps are thin: they parse their arguments, take the scenario's
+// overrides.go, upgrade.go, suspend.go). Steps are thin: they parse their arguments, take the scenario's
 // state from the context and call the harness. The suite runs under `go test` (suite_test.go);
 // docs/scenario-authoring.md explains how to add to it.
 package scenarios
@@ -40,7 +40,7 @@ func Definitions() []StepDef {
 	for _, domain := range []func(*registry){
 		commonSteps, gitopsSteps, distributionSteps, statusSteps, faultSteps, meshSteps, meshViewSteps,
 		failoverSteps, datastoreSteps, federationSteps, credentialSteps, validationSteps, routingSteps, mistakeSteps,
-		overrideSteps, autoscalingSteps, soakSteps, argoCDSteps, upgradeSteps,
+		overrideSteps, autoscalingSteps, soakSteps, argoCDSteps, upgradeSteps, suspendSteps, alertSteps, dashboardSteps,
 	} {
 		domain(r)
 	}

@@ -247,8 +247,9 @@ type runPlan struct {
 
 // tagAddons are the tags by which a scenario declares that it needs an optional add-on of the
 // test bed; the run then brings it up. @mesh-mirror: the mesh mirror stands in for Cilium's
-// endpoint-slice synchronisation on a provider without a datapath (kwok).
-var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror}
+// endpoint-slice synchronisation on a provider without a datapath (kwok). @prometheus: a
+// Prometheus per cluster scrapes its operator and evaluates the shipped alert rules.
+var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror, "@prometheus": topology.AddonPrometheus}
 
 // withAddons adds the add-ons the plan needs to the topology, with their defaults.
 func withAddons(top *topology.Topology, addons []string) error {
@@ -291,6 +292,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
 	} else {
 		plan.tags = harness.AndNot(plan.tags, "@mirror-only")
+		// The prometheus add-on runs beside kwok clusters, not in real ones (yet).
+		plan.tags = harness.AndNot(plan.tags, "@prometheus")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
@@ -317,6 +320,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the test bed's mesh mirror, not %s with real Cilium (@mirror-only: a step does what a running ClusterMesh member cannot be made to do)", provider)})
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
+		case p.HasTag("@prometheus") && hasDatapath:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the test bed's prometheus add-on, which runs beside kwok clusters only (provider %s)", provider)})
 		case p.HasTag("@wip") && !wantsWIP:
 			reason := p.WIPReason
 			if reason == "" {

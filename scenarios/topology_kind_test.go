@@ -37,12 +37,13 @@ func TestTopologyKind_MatchesTheHermeticOne(t *testing.T) {
 // On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
 // the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
 // synchronisation in place of the mirror (so no add-on); not the @host-operators ones (the
-// upgrade on kwok), which swap operator processes that kind does not have.
+// upgrade on kwok), which swap operator processes that kind does not have; not the @prometheus
+// ones, whose add-on runs beside kwok clusters only; not the @mirror-only ones.
 func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	g := NewWithT(t)
 	pickles, err := harness.LoadFeatures(featuresDir)
 	g.Expect(err).NotTo(HaveOccurred())
-	var datapath, mirrorOnly, hostOperators int
+	var datapath, mirrorOnly, hostOperators, prometheus int
 	for _, p := range pickles {
 		if p.HasTag("@datapath") && !p.HasTag("@wip") {
 			datapath++
@@ -53,16 +54,21 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 		if p.HasTag("@host-operators") && !p.HasTag("@wip") {
 			hostOperators++
 		}
+		if p.HasTag("@prometheus") && !p.HasTag("@wip") {
+			prometheus++
+		}
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
 	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok))
 	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind))
-	// kind runs everything kwok runs but what only the test bed's mesh mirror or host
-	// operators can do.
-	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirrorOnly - hostOperators))
+	g.Expect(prometheus).To(BeNumerically(">=", 1), "features/capacity-failover.feature has an alert scenario")
+	// kind runs everything kwok runs but what only the test bed's mesh mirror, host operators
+	// or Prometheus add-on can do.
+	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirrorOnly - hostOperators - prometheus))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
-	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror), "features/capacity-failover.feature needs the mesh mirror on kwok")
+	g.Expect(kind.tags).To(ContainSubstring("~@prometheus"))
+	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror, topology.AddonPrometheus), "features/capacity-failover.feature needs the mesh mirror and Prometheus on kwok")
 	g.Expect(kind.addons).To(BeEmpty())
 	for _, n := range kind.notRun {
 		g.Expect(n.reason).NotTo(HavePrefix("needs datapath"), n.name)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/meshmirror"
+	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -85,6 +86,12 @@ type OperatorBinaries interface {
 // mesh mirror, standing in for Cilium's endpoint-slice synchronisation, last did.
 type MeshMirror interface {
 	MeshMirrorStatus(ctx context.Context) (*meshmirror.Status, error)
+}
+
+// PrometheusAddon is the optional ability of a bed that can run the prometheus add-on: a client
+// of each cluster's Prometheus (an error for a run without the add-on).
+type PrometheusAddon interface {
+	Prometheus(cluster string) (*promserver.Server, error)
 }
 
 // BedOptions open a bed.

@@ -24,7 +24,8 @@ import (
 // The Prometheus add-on runs one Prometheus per cluster, as a process of this machine, that
 // scrapes that cluster's operator over HTTPS with a token of a ServiceAccount bound to
 // polykube-metrics-reader (so the operator's TokenReview and SubjectAccessReview are real) and
-// evaluates the rules of gitops/monitoring/prometheusrule.yaml as they are.
+// evaluates the rules of gitops/monitoring/prometheusrule.yaml as they are (or with every `for`
+// shortened to the topology's prometheus.alertForAtMost, for scenarios that wait alerts out).
 const (
 	// PrometheusNamespace and PrometheusServiceAccount are the identity Prometheus scrapes as.
 	PrometheusNamespace      = "monitoring"
@@ -56,6 +57,11 @@ func (tb *Testbed) upPrometheus(ctx context.Context) error {
 	rules, err := promserver.RulesFile(raw)
 	if err != nil {
 		return fmt.Errorf("gitops/monitoring/prometheusrule.yaml: %w", err)
+	}
+	if limit := tb.state.Topology.Prometheus.AlertForAtMost.Duration; limit > 0 {
+		if rules, err = promserver.CapFor(rules, limit); err != nil {
+			return fmt.Errorf("gitops/monitoring/prometheusrule.yaml with prometheus.alertForAtMost %s: %w", limit, err)
+		}
 	}
 	return tb.forEachCluster(func(c topology.Cluster) error { return tb.startPrometheus(ctx, c.Name, rules) })
 }
@@ -178,3 +184,6 @@ func (tb *Testbed) Prometheus(cluster string) (*promserver.Server, error) {
 	}
 	return promserver.Connect(fmt.Sprintf("http://127.0.0.1:%d", cs.Prometheus)), nil
 }
+
+// The host bed can run the prometheus add-on.
+var _ PrometheusAddon = (*Testbed)(nil)

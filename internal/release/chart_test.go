@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/testenv"
@@ -92,6 +93,14 @@ func TestHelmChart_Values(t *testing.T) {
 	g.Expect(c.Resources.Requests.Cpu().String()).To(Equal("50m"), "the defaults are gitops/operator's")
 	g.Expect(d.Spec.Template.Spec.NodeSelector).To(BeEmpty())
 	g.Expect(d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+	// The HA settings come with the base, not from values: the replicas on different nodes where
+	// there are several, scheduled ahead of the workloads they run.
+	g.Expect(d.Spec.Template.Spec.PriorityClassName).To(Equal("polykube-operator"))
+	g.Expect(d.Spec.Template.Spec.TopologySpreadConstraints).To(ContainElement(And(
+		HaveField("TopologyKey", "kubernetes.io/hostname"),
+		HaveField("WhenUnsatisfiable", corev1.ScheduleAnyway),
+		HaveField("LabelSelector.MatchLabels", Equal(d.Spec.Selector.MatchLabels)),
+	)), "the chart's Deployment must spread its replicas over nodes as gitops/operator's does")
 
 	out, err = renderChart(t, dir, map[string]any{
 		"clusterName":    "west",

@@ -304,3 +304,37 @@ func RulesFile(prometheusRule []byte) ([]byte, error) {
 	}
 	return yaml.Marshal(map[string]any{"groups": rule.Spec.Groups})
 }
+
+// CapFor returns the rules file with every alert's `for` longer than max set to max. The test
+// bed uses it to render the shipped alert expressions with a `for` a scenario can wait out
+// (PolykubeFailoverActiveTooLong waits 30 minutes in production); the expressions, labels and
+// annotations are left as they are.
+func CapFor(rulesFile []byte, max time.Duration) ([]byte, error) {
+	var file struct {
+		Groups []map[string]any `json:"groups"`
+	}
+	if err := yaml.Unmarshal(rulesFile, &file); err != nil {
+		return nil, fmt.Errorf("read the rules file: %w", err)
+	}
+	for _, g := range file.Groups {
+		rules, _ := g["rules"].([]any)
+		for _, r := range rules {
+			rule, ok := r.(map[string]any)
+			if !ok {
+				continue
+			}
+			f, ok := rule["for"].(string)
+			if !ok {
+				continue
+			}
+			d, err := time.ParseDuration(f)
+			if err != nil {
+				return nil, fmt.Errorf("alert %v: for %q is not a duration the test bed can shorten (write it in s, m or h): %w", rule["alert"], f, err)
+			}
+			if d > max {
+				rule["for"] = max.String()
+			}
+		}
+	}
+	return yaml.Marshal(file)
+}

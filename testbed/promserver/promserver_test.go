@@ -6,8 +6,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
 )
 
 func TestRulesFile(t *testing.T) {
@@ -75,4 +77,42 @@ func TestMetricNames_ParseError(t *testing.T) {
 	_, err := srv.MetricNames(context.Background(), "sum())")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(strings.Contains(err.Error(), `parse "sum())"`) && strings.Contains(err.Error(), "parse error")).To(BeTrue(), err.Error())
+}
+
+// The test bed may shorten an alert's `for` so that a scenario waits it out; shorter ones stay,
+// and the rest of each rule is left as it is.
+func TestCapFor(t *testing.T) {
+	g := NewWithT(t)
+	in := []byte(`groups:
+  - name: g
+    rules:
+      - alert: Long
+        expr: up == 0
+        for: 30m
+        labels: {severity: warning}
+      - alert: Short
+        expr: up == 0
+        for: 5s
+      - alert: Immediate
+        expr: up == 0
+      - record: job:up
+        expr: sum(up)
+`)
+	out, err := CapFor(in, 20*time.Second)
+	g.Expect(err).NotTo(HaveOccurred())
+	var got struct {
+		Groups []struct {
+			Rules []map[string]any `json:"rules"`
+		} `json:"groups"`
+	}
+	g.Expect(yaml.Unmarshal(out, &got)).To(Succeed())
+	rules := got.Groups[0].Rules
+	g.Expect(rules).To(HaveLen(4))
+	g.Expect(rules[0]).To(And(HaveKeyWithValue("for", "20s"), HaveKeyWithValue("expr", "up == 0"), HaveKey("labels")))
+	g.Expect(rules[1]).To(HaveKeyWithValue("for", "5s"))
+	g.Expect(rules[2]).NotTo(HaveKey("for"))
+	g.Expect(rules[3]).NotTo(HaveKey("for"))
+
+	_, err = CapFor([]byte("groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up\n        for: 1d\n"), time.Minute)
+	g.Expect(err).To(MatchError(ContainSubstring(`alert A: for "1d"`)))
 }

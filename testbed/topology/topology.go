@@ -120,6 +120,8 @@ type Topology struct {
 	Flux FluxOptions `json:"flux,omitempty"`
 	// MeshMirror configures the mesh-mirror add-on.
 	MeshMirror MeshMirrorOptions `json:"meshMirror,omitzero"`
+	// Prometheus configures the prometheus add-on.
+	Prometheus PrometheusOptions `json:"prometheus,omitzero"`
 	// Images says where the datapath tier's images come from: "upstream" (the default: the
 	// nodes pull kindest/node's, quay.io's Cilium and ghcr.io's Flux images) or "local" (only
 	// images built on this machine by `polykube-testbed images build`; nothing is pulled).
@@ -174,6 +176,14 @@ type MeshMirrorOptions struct {
 	// others, as Cilium's clustermesh.cacheTTL (default 5s here; Cilium's own default, 0s,
 	// never removes them, and capacity failover of a stopped cluster needs a non-zero one).
 	CacheTTL Duration `json:"cacheTTL,omitzero"`
+}
+
+// PrometheusOptions configure the prometheus add-on.
+type PrometheusOptions struct {
+	// AlertForAtMost, when set, shortens every alert's `for` that is longer to this, in the
+	// test bed's copy of the rules only, so that a scenario can wait an alert out (the shipped
+	// PolykubeFailoverActiveTooLong waits 30 minutes). Unset, the rules run as shipped.
+	AlertForAtMost Duration `json:"alertForAtMost,omitzero"`
 }
 
 // Wait is a timeout and a polling interval.

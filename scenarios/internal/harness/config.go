@@ -29,12 +29,13 @@ const (
 	WaitStatus      = "status"
 	WaitCleanup     = "cleanup"
 	WaitDiagnostics = "diagnostics"
+	WaitAlert       = "alert"
 )
 
 // ScaleEnv multiplies every timeout (not the intervals) by a factor, for slow machines.
 const ScaleEnv = "POLYKUBE_SCENARIO_TIMEOUT_SCALE"
 
-var waitNames = []string{WaitBringUp, WaitScenario, WaitDelivery, WaitConverge, WaitFault, WaitHold, WaitStatus, WaitCleanup, WaitDiagnostics}
+var waitNames = []string{WaitBringUp, WaitScenario, WaitDelivery, WaitConverge, WaitFault, WaitHold, WaitStatus, WaitCleanup, WaitDiagnostics, WaitAlert}
 
 // Config is scenarios/config.yaml.
 type Config struct {
@@ -44,6 +45,10 @@ type Config struct {
 	// (gitops/status-reader), relative to the config file. The harness installs it in every
 	// cluster as a user would (`kubectl apply -k`) and reads with an identity bound to it.
 	StatusReader string `json:"statusReader"`
+	// Dashboard is the Grafana dashboard Polykube ships (gitops/monitoring/dashboard.json),
+	// relative to the config file; a scenario runs each panel's query against the test bed's
+	// Prometheus.
+	Dashboard string `json:"dashboard"`
 	// Waits holds every wait by name; all of waitNames must be present.
 	Waits map[string]topology.Wait `json:"waits"`
 }
@@ -84,6 +89,11 @@ func LoadConfig(path string) (*Config, error) {
 		problems = append(problems, "statusReader: name the kustomization of the status-reader ClusterRole (gitops/status-reader)")
 	} else if !filepath.IsAbs(c.StatusReader) {
 		c.StatusReader = filepath.Join(filepath.Dir(path), c.StatusReader)
+	}
+	if c.Dashboard == "" {
+		problems = append(problems, "dashboard: name the Grafana dashboard file (gitops/monitoring/dashboard.json)")
+	} else if !filepath.IsAbs(c.Dashboard) {
+		c.Dashboard = filepath.Join(filepath.Dir(path), c.Dashboard)
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)

@@ -458,10 +458,13 @@ func (sc *Scenario) AwaitReturned(ctx context.Context, peer, workload string, wa
 	}
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.ReturnAfter, func(cl string, replicas int32, now time.Time) error {
 		// The earliest an operator can have seen peer's share back is when peer's API server
-		// answered again (its endpoints are mirrored only after that); the harness's own view
-		// check can match much later than an operator's (it waits for every peer's Deployment
-		// to settle), so it bounds the give-back from the start, when the scenario has one.
-		backHere := sc.markedBy("api-started:"+peer, "", "mesh-sees-all")
+		// was started again (its endpoints are mirrored only after that). Not when the start
+		// returned: that waits for readiness polls, and under load it returned more than 10 s
+		// after the mirror had read the peer again, so a give-back on time looked early. The
+		// harness's own view check can match much later than an operator's (it waits for every
+		// peer's Deployment to settle), so it bounds the give-back from the start, when the
+		// scenario has one.
+		backHere := sc.markedBy("api-start:"+peer, "", "mesh-sees-all")
 		if b, ok := before[cl]; ok && replicas < b && now.Before(backHere.Add(timing.ReturnAfter-stepSlack)) {
 			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after %q could serve again; returnAfter is %s",
 				cl, workload, b, replicas, now.Sub(backHere).Round(100*time.Millisecond), peer, timing.ReturnAfter)

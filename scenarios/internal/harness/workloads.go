@@ -193,7 +193,7 @@ func (sc *Scenario) workloadProcessed(ctx context.Context, cluster string, c cli
 	if err := c.Get(ctx, client.ObjectKey{Namespace: sc.Namespace, Name: name}, &w); err != nil {
 		return nil, fmt.Errorf("get Workload %s: %w", name, err)
 	}
-	if want, ok := sc.Workloads[name]; ok && !equalDistribution(want.Spec.Distribution, w.Spec.Distribution) {
+	if want, ok := sc.Workloads[name]; ok && (!equalDistribution(want.Spec.Distribution, w.Spec.Distribution) || want.Spec.Suspend != w.Spec.Suspend) {
 		return nil, fmt.Errorf("Workload %s does not have the spec the scenario last committed yet%s", name, fluxNotReady(ctx, c))
 	}
 	if w.Status.ObservedGeneration != w.Generation {
