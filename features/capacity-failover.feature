@@ -180,17 +180,6 @@ Feature: Capacity failover
     When the API server of cluster "alpha" is started again
     Then no Deployment of "web" was deleted or duplicated
 
-  # Cilium labels the slices it mirrors with its own cluster.name. When that is not the
-  # ClusterMember name, the others cannot count that cluster's endpoints: it looks down and its
-  # share is absorbed as a real loss would be, and the condition names the source that is no
-  # target. Renaming a running ClusterMesh member is not a step a kind run can take.
-  @mirror-only
-  Scenario: A cluster that Cilium calls by another name is named in the others' failover status
-    When Cilium in cluster "gamma" goes by the cluster name "gamma-prod"
-    Then the Workload "web" in cluster "alpha" reports FailoverReady True with reason FailoverActive and a message naming "gamma-prod"
-    And the Workload "web" in cluster "beta" reports FailoverReady True with reason FailoverActive and a message naming "is Cilium's cluster.name the ClusterMember name?"
-    And no Deployment of "web" was deleted or duplicated
-
   Scenario: A cluster that newly gets a share takes it from the others only once it serves it
     # Decision 0011: when the roster grows the others keep their previous share until every
     # peer target is seen serving its own, at most handoverTimeout (10m by default). detectAfter

@@ -9,10 +9,11 @@ import (
 
 func TestPlanRun(t *testing.T) {
 	const (
-		argoOnly   = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
-		soak       = "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"
-		mirrorOnly = "needs the test bed's mesh mirror, not kind with real Cilium (@mirror-only: a step does what a running ClusterMesh member cannot be made to do)"
-		fluxOnly   = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
+		argoOnly     = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
+		soak         = "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"
+		misnamedOnly = "needs a cluster whose Cilium goes by another name, which real Cilium takes only at install (@misnamed-mesh: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind-misnamed.yaml on kind)"
+		namesRight   = "needs a mesh whose names are right (this topology installs Cilium in gamma under another name on purpose and runs the @misnamed-mesh scenarios; topology-kind.yaml runs the rest)"
+		fluxOnly     = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
 	)
 	pickles := []harness.Pickle{
 		{Name: "h", Tags: []string{"@hermetic"}},
@@ -22,31 +23,35 @@ func TestPlanRun(t *testing.T) {
 		{Name: "m", Tags: []string{"@hermetic", "@slow", "@mesh-mirror"}},
 		{Name: "a", Tags: []string{"@hermetic", "@argocd"}},
 		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
-		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@mirror-only"}},
+		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@misnamed-mesh"}},
 	}
 	tests := []struct {
 		tags, provider, delivery string
 		caps                     []string
+		misnamed                 []string
 		wantTags                 string
 		wantRun                  int
 		wantNotRun               []string
 		wantAddons               []string
 	}{
-		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
-		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
-		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
-		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
+		{"", "kwok", "flux", nil, nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
+		{"~@slow", "kwok", "flux", nil, nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
+		{"@wip", "kwok", "flux", nil, nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@datapath && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
-		// A @mirror-only scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
-		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
+		// A @misnamed-mesh scenario is not run there, and says why.
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly}, nil},
+		{"@none", "kwok", "flux", nil, nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
+		// On a topology that installs Cilium in gamma under another name only the
+		// @misnamed-mesh scenarios run; the rest say why not.
+		{"", "kind", "flux", []string{harness.CapabilityDatapath}, []string{"gamma"}, "~@argocd && @misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, []string{namesRight, namesRight, "@wip (testbed)", namesRight, namesRight, argoOnly, soak}, nil},
 		// Asked for, the soak runs (and only it).
-		{"@soak", "kwok", "flux", nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
+		{"@soak", "kwok", "flux", nil, nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
 		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
-		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
+		{"", "kwok", "argocd", nil, nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
 	}
 	for _, tt := range tests {
-		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps)
+		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps, tt.misnamed)
 		if p.tags != tt.wantTags || p.toRun != tt.wantRun || len(p.notRun) != len(tt.wantNotRun) || !slices.Equal(p.addons, tt.wantAddons) {
 			t.Errorf("planRun(%q, %s) = tags %q, %d to run, not run %v, add-ons %v; want %q, %d, %v, %v", tt.tags, tt.provider, p.tags, p.toRun, p.notRun, p.addons, tt.wantTags, tt.wantRun, tt.wantNotRun, tt.wantAddons)
 			continue
@@ -83,11 +88,11 @@ func TestQuotedList(t *testing.T) {
 // kind it is reported as not run, with the reason, not failed.
 func TestPlanRun_HostOperatorsOnKwokOnly(t *testing.T) {
 	pickles := []harness.Pickle{{Name: "u", Tags: []string{"@hermetic", "@host-operators"}}}
-	kwok := planRun(pickles, "", "kwok", "flux", nil)
+	kwok := planRun(pickles, "", "kwok", "flux", nil, nil)
 	if kwok.toRun != 1 || len(kwok.notRun) != 0 {
 		t.Errorf("on kwok: %d to run, not run %v; want 1 and none", kwok.toRun, kwok.notRun)
 	}
-	kind := planRun(pickles, "", "kind", "flux", []string{harness.CapabilityDatapath})
+	kind := planRun(pickles, "", "kind", "flux", []string{harness.CapabilityDatapath}, nil)
 	if kind.toRun != 0 || len(kind.notRun) != 1 || kind.notRun[0].reason != "needs operators run as host processes (provider kwok; this run's is kind)" {
 		t.Errorf("on kind: %d to run, not run %v; want 0 and the reason", kind.toRun, kind.notRun)
 	}

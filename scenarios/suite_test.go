@@ -62,7 +62,7 @@ func TestFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := planRun(pickles, opts.Tags, top.Provider, top.Delivery, harness.ProviderCapabilities(top.Provider))
+	plan := planRun(pickles, opts.Tags, top.Provider, top.Delivery, harness.ProviderCapabilities(top.Provider), top.Misnamed())
 	if err := withAddons(top, plan.addons); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,13 @@ type notRun struct {
 // on one with it Cilium's own endpoint-slice synchronisation mirrors (testbed/datapath enables
 // it), so they run with no add-on. Everything it leaves out that the user's expression
 // selected is reported, never dropped.
-func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string) runPlan {
+//
+// @misnamed-mesh scenarios need a cluster whose Cilium goes by another name than its
+// ClusterMember: the mesh mirror takes one at run time, real Cilium only at install. On a
+// datapath provider they run only on a topology that installs such a cluster (misnamed lists
+// them, topology-kind-misnamed.yaml), and there only they run: the rest need a mesh whose names
+// are right.
+func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string, misnamed []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
@@ -291,7 +297,11 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	if !hasDatapath {
 		plan.tags = harness.AndNot(plan.tags, "@datapath")
 	} else {
-		plan.tags = harness.AndNot(plan.tags, "@mirror-only")
+		if len(misnamed) > 0 {
+			plan.tags = harness.AndTag(plan.tags, "@misnamed-mesh")
+		} else {
+			plan.tags = harness.AndNot(plan.tags, "@misnamed-mesh")
+		}
 		// The prometheus add-on runs beside kwok clusters, not in real ones (yet).
 		plan.tags = harness.AndNot(plan.tags, "@prometheus")
 	}
@@ -316,8 +326,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"})
 		case !argoCD && p.HasTag("@argocd"):
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"})
-		case p.HasTag("@mirror-only") && hasDatapath:
-			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the test bed's mesh mirror, not %s with real Cilium (@mirror-only: a step does what a running ClusterMesh member cannot be made to do)", provider)})
+		case p.HasTag("@misnamed-mesh") && hasDatapath && len(misnamed) == 0:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs a cluster whose Cilium goes by another name, which real Cilium takes only at install (@misnamed-mesh: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind-misnamed.yaml on %s)", provider)})
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
 		case p.HasTag("@prometheus") && hasDatapath:
@@ -332,6 +342,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs operators run as host processes (provider kwok; this run's is %s)", provider)})
 		case p.HasTag("@soak") && !wantsSoak:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
+		case !p.HasTag("@misnamed-mesh") && hasDatapath && len(misnamed) > 0:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs a mesh whose names are right (this topology installs Cilium in %s under another name on purpose and runs the @misnamed-mesh scenarios; topology-kind.yaml runs the rest)", strings.Join(misnamed, ", "))})
 		default:
 			plan.toRun++
 			for tag, addon := range tagAddons {

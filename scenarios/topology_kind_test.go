@@ -34,22 +34,49 @@ func TestTopologyKind_MatchesTheHermeticOne(t *testing.T) {
 	g.Expect(kind.Flux).To(Equal(hermetic.Flux))
 }
 
+// topology-kind-misnamed.yaml is topology-kind.yaml but for the one mistake it makes on purpose:
+// Cilium in gamma goes by "gamma-prod". On it only the @misnamed-mesh scenarios run.
+func TestTopologyKindMisnamed_DiffersOnlyByGammasMeshName(t *testing.T) {
+	g := NewWithT(t)
+	kind, err := topology.Load("topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	misnamed, err := topology.Load("topology-kind-misnamed.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(misnamed.Misnamed()).To(Equal([]string{"gamma"}))
+	g.Expect(misnamed.Clusters[2].CiliumName()).To(Equal("gamma-prod"))
+	misnamed.Clusters[2].MeshName = ""
+	g.Expect(misnamed).To(Equal(kind))
+
+	pickles, err := harness.LoadFeatures(featuresDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	plan := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), []string{"gamma"})
+	var want int
+	for _, p := range pickles {
+		if p.HasTag("@misnamed-mesh") && !p.HasTag("@wip") {
+			want++
+		}
+		g.Expect(harness.MatchTags(plan.tags, p.Tags)).To(Equal(p.HasTag("@misnamed-mesh") && !p.HasTag("@wip")), p.Name)
+	}
+	g.Expect(want).To(BeNumerically(">=", 1), "features/mesh-identity.feature tells the story")
+	g.Expect(plan.toRun).To(Equal(want))
+}
+
 // On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
 // the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
 // synchronisation in place of the mirror (so no add-on); not the @host-operators ones (the
 // upgrade on kwok), which swap operator processes that kind does not have; not the @prometheus
-// ones, whose add-on runs beside kwok clusters only; not the @mirror-only ones.
+// ones, whose add-on runs beside kwok clusters only; not the @misnamed-mesh ones.
 func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	g := NewWithT(t)
 	pickles, err := harness.LoadFeatures(featuresDir)
 	g.Expect(err).NotTo(HaveOccurred())
-	var datapath, mirrorOnly, hostOperators, prometheus int
+	var datapath, misnamedOnly, hostOperators, prometheus int
 	for _, p := range pickles {
 		if p.HasTag("@datapath") && !p.HasTag("@wip") {
 			datapath++
 		}
-		if p.HasTag("@mirror-only") && !p.HasTag("@wip") {
-			mirrorOnly++
+		if p.HasTag("@misnamed-mesh") && !p.HasTag("@wip") {
+			misnamedOnly++
 		}
 		if p.HasTag("@host-operators") && !p.HasTag("@wip") {
 			hostOperators++
@@ -60,12 +87,12 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
-	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok))
-	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind))
+	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok), nil)
+	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), nil)
 	g.Expect(prometheus).To(BeNumerically(">=", 1), "features/capacity-failover.feature has an alert scenario")
 	// kind runs everything kwok runs but what only the test bed's mesh mirror, host operators
 	// or Prometheus add-on can do.
-	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - mirrorOnly - hostOperators - prometheus))
+	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - misnamedOnly - hostOperators - prometheus))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
 	g.Expect(kind.tags).To(ContainSubstring("~@prometheus"))
 	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror, topology.AddonPrometheus), "features/capacity-failover.feature needs the mesh mirror and Prometheus on kwok")

@@ -114,8 +114,8 @@ var (
 	ciliumCleanStateCapabilities = []string{"NET_ADMIN", "SYS_MODULE", "SYS_ADMIN", "SYS_RESOURCE"}
 )
 
-// CiliumValues are the Helm values of a member's Cilium: its mesh identity (cluster.name and
-// the unique cluster.id), IPAM from the node's pod CIDR (kind's controller-manager allocates it
+// CiliumValues are the Helm values of a member's Cilium: its mesh identity (cluster.name, the
+// member's name unless the topology gives it another meshName, and the unique cluster.id), IPAM from the node's pod CIDR (kind's controller-manager allocates it
 // from the topology's pod subnet), VXLAN tunnelling, the API server as the nodes reach it, the
 // images, Envoy and Hubble off, and ClusterMesh through a clustermesh-apiserver on its own
 // NodePort, with every peer listed and one CA for all.
@@ -141,7 +141,7 @@ func CiliumValues(m Member, o CiliumOptions) map[string]any {
 		return out
 	}
 	v := map[string]any{
-		"cluster":              map[string]any{"name": m.Name, "id": int(m.ClusterID)},
+		"cluster":              map[string]any{"name": m.CiliumName(), "id": int(m.ClusterID)},
 		"ipam":                 map[string]any{"mode": "kubernetes"},
 		"routingMode":          "tunnel",
 		"tunnelProtocol":       "vxlan",

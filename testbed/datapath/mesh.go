@@ -104,7 +104,7 @@ func MeshStatus(ctx context.Context, e *Env) error {
 		var want []string
 		for _, o := range e.Members {
 			if o.Name != m.Name {
-				want = append(want, o.Name)
+				want = append(want, o.CiliumName()) // the agents report peers by Cilium's name
 			}
 		}
 		agents := 0

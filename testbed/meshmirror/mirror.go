@@ -128,7 +128,7 @@ type source struct {
 	// reachable is whether the last read worked.
 	reachable bool
 	// revoked is whether its mirrored slices were removed after the cache TTL.
-	revoked  bool
+	revoked bool
 	// meshName is the name the cluster goes by in the mesh: Cilium's cluster-name in
 	// kube-system/cilium-config when the cluster has one, else its test-bed name. Mirrored
 	// slices are labelled with it, as Cilium labels them with its own cluster.name.

@@ -154,6 +154,32 @@ type Cluster struct {
 	// Kubeconfig and Context select the cluster with the existing provider.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	Context    string `json:"context,omitempty"`
+
+	// MeshName is the name Cilium goes by in this cluster (Helm cluster.name), default the
+	// cluster's name. Another name reproduces a user's misconfigured mesh identity: the peers
+	// then see this cluster's endpoints under a source that names no ClusterMember (the
+	// mesh-identity feature). Only the providers that install Cilium (kind, k0s) take it; on
+	// kwok a scenario gives the mesh mirror another name with a step instead.
+	MeshName string `json:"meshName,omitempty"`
+}
+
+// CiliumName is the name Cilium goes by in the cluster: MeshName when set, else Name.
+func (c Cluster) CiliumName() string {
+	if c.MeshName != "" {
+		return c.MeshName
+	}
+	return c.Name
+}
+
+// Misnamed lists the clusters whose Cilium goes by another name than the cluster's (MeshName).
+func (t *Topology) Misnamed() []string {
+	var out []string
+	for _, c := range t.Clusters {
+		if c.CiliumName() != c.Name {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // FluxOptions configure the Flux add-on.
@@ -466,6 +492,14 @@ func (t *Topology) Validate() error {
 				add("%s.fakeNodes: %d nodes need %d /24 node CIDRs but %s has %d", f, c.FakeNodes, c.FakeNodes, p, 1<<(24-p.Bits()))
 			}
 		}
+		if c.MeshName != "" {
+			switch {
+			case t.Provider != ProviderKind && t.Provider != ProviderK0s:
+				add("%s.meshName: Cilium's cluster.name is set where the test bed installs Cilium (provider kind or k0s), not with provider %s; on kwok a scenario renames the mesh mirror's cluster with the step \"Cilium in cluster … goes by the cluster name …\"", f, t.Provider)
+			case len(c.MeshName) > MaxNameLength || !dnsLabel.MatchString(c.MeshName):
+				add("%s.meshName: %q must be a DNS label of at most %d characters, as Cilium's cluster.name", f, c.MeshName, MaxNameLength)
+			}
+		}
 		switch t.Provider {
 		case ProviderExisting:
 			if c.Context == "" {
@@ -476,6 +510,13 @@ func (t *Topology) Validate() error {
 				add("%s: kubeconfig and context are only for provider existing", f)
 			}
 		}
+	}
+	meshNames := map[string]string{}
+	for _, c := range t.Clusters {
+		if other, dup := meshNames[c.CiliumName()]; dup && c.Name != "" {
+			add("clusters (%s): Cilium would go by %q in both %s and %s; every cluster's mesh name (meshName, default its name) must be distinct", c.Name, c.CiliumName(), other, c.Name)
+		}
+		meshNames[c.CiliumName()] = c.Name
 	}
 	return errors.Join(errs...)
 }

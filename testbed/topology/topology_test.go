@@ -76,6 +76,14 @@ func TestParse_Errors(t *testing.T) {
 			[]string{`addons: "flux" is not the delivery of this topology (delivery: argocd); list "argocd" instead`, `"operator" needs "argocd"`}},
 		{"Argo CD on the datapath tier", header + "provider: kind\ndelivery: argocd\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{"delivery: argocd runs only as host processes beside kwok or existing clusters"}},
+		{"mesh name on kwok", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16], meshName: a-prod}]",
+			[]string{"clusters[0] (a).meshName: Cilium's cluster.name is set where the test bed installs Cilium (provider kind or k0s), not with provider kwok"}},
+		{"mesh names not labels or taken", header + `provider: kind
+clusters:
+- {name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16], meshName: A_prod}
+- {name: b, provider: aws, clusterID: 2, podCIDRs: [10.2.0.0/16], meshName: c}
+- {name: c, provider: aws, clusterID: 3, podCIDRs: [10.3.0.0/16]}`,
+			[]string{`clusters[0] (a).meshName: "A_prod" must be a DNS label`, `Cilium would go by "c" in both b and c`}},
 		{"too many nodes for the CIDR", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/23], fakeNodes: 3}]",
 			[]string{"3 nodes need 3 /24 node CIDRs"}},
 	}
@@ -115,6 +123,18 @@ func TestParse_ArgoCDDeliveryTakesFluxsPlace(t *testing.T) {
 	g.Expect(top.Addons).To(gomega.Equal([]string{AddonGit, AddonArgoCD, AddonOperator}))
 	g.Expect(top.DeliveryAddon()).To(gomega.Equal(AddonArgoCD))
 	g.Expect(top.HasAddon(AddonFlux)).To(gomega.BeFalse())
+}
+
+func TestCluster_CiliumName(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top, err := Parse([]byte(header + `provider: kind
+clusters:
+- {name: alpha, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}
+- {name: gamma, provider: aws, clusterID: 3, podCIDRs: [10.3.0.0/16], meshName: gamma-prod}`))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.Clusters[0].CiliumName()).To(gomega.Equal("alpha"))
+	g.Expect(top.Clusters[1].CiliumName()).To(gomega.Equal("gamma-prod"))
+	g.Expect(top.Misnamed()).To(gomega.Equal([]string{"gamma"}))
 }
 
 func TestParse_MeshMirrorDefaults(t *testing.T) {

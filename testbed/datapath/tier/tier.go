@@ -478,7 +478,9 @@ func (b *Bed) ciliumOptions(ctx context.Context) (func(datapath.Member) datapath
 				}
 				b.state.MeshAddresses[m.Name] = got
 			}
-			peers[m.Name] = datapath.MeshPeer{Name: m.Name, IPs: ips, Port: datapath.ClusterMeshNodePort(m)}
+			// A peer is listed under the name its Cilium goes by (meshName), which its
+			// clustermesh-apiserver publishes its state under.
+			peers[m.Name] = datapath.MeshPeer{Name: m.CiliumName(), IPs: ips, Port: datapath.ClusterMeshNodePort(m)}
 		}
 	}
 	images := datapath.CiliumImages{}
