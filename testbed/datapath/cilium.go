@@ -98,12 +98,22 @@ type CiliumOptions struct {
 	Peers []MeshPeer
 }
 
-// ClusterMeshCacheTTL is how long a member keeps what it learnt from a peer it has lost the
-// connection to (Helm clustermesh.cacheTTL). Cilium's default, 0s, keeps it for ever: a
-// stopped cluster's backends would stay in every global Service, and its mirrored
-// EndpointSlices, the signal of capacity failover (decision 0006), would never go. The agents
-// notice a lost peer by their etcd keepalive (a 15s heartbeat and a 25s timeout in 1.20), so a
-// stopped peer leaves the mesh about 40s plus this TTL after it stopped.
+// ClusterMeshCacheTTL is how long a member keeps what it learnt from a peer once it has
+// declared the connection to that peer lost (Helm clustermesh.cacheTTL, the agents' and
+// cilium-operator's clustermesh-cache-ttl). Cilium's default, 0s, keeps it for ever: a stopped
+// cluster's backends would stay in every global Service, and its mirrored EndpointSlices, the
+// signal of capacity failover (decision 0006), would never go.
+//
+// The TTL's clock does not start when the peer stops: Cilium 1.20 declares a peer lost only
+// when the heartbeat key its clustermesh-apiserver rewrites every minute has not changed for
+// over 2 minutes, seen at a status check (every 30 s in the operator, 30 s × ln(1+nodes) in
+// the agents). Neither is a setting, and the etcd keepalive (etcd.keepaliveHeartbeat/Timeout)
+// only recycles the gRPC connection without declaring anything. A stopped or cut-off peer
+// therefore leaves the mesh 60 to 150 s (operator) after it stopped, plus this TTL:
+// docs/datapath.md, "How long Cilium takes to drop a lost peer". A shorter TTL saves only its
+// own seconds; its cost is that a peer whose clustermesh-apiserver restarts (a new etcd) and
+// takes longer than the TTL to answer again is drained and refilled, its backends and
+// mirrored slices gone meanwhile.
 const ClusterMeshCacheTTL = 10 * time.Second
 
 // The capabilities the chart's securityContext lists (values.yaml), which MissingCapabilities
