@@ -624,13 +624,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, wl *polykubev1alpha1.W
 		replicasOK && hasLabels(existing.Labels, want.Labels) && sameImages(existing.Spec.Template.Spec, want.Spec.Template.Spec) {
 		return existing, nil
 	}
-	updated := existing.DeepCopy()
-	updated.Labels = mergeMaps(updated.Labels, want.Labels)
-	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
-	if manageReplicas {
-		updated.Spec.Replicas = want.Spec.Replicas
-	}
-	updated.Spec.Template = want.Spec.Template
+	updated := updatedDeployment(existing, want, manageReplicas)
 	log.Info("Updating Deployment", "replicas", ptr.Deref(updated.Spec.Replicas, 1), "replicasByHPA", !manageReplicas)
 	if err := r.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return nil, fmt.Errorf("patch Deployment %s/%s: %w", want.Namespace, want.Name, err)
