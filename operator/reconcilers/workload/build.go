@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -66,25 +67,39 @@ func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTempla
 	return d
 }
 
-// deploymentHash is what the template-hash annotation of a Deployment records: the selector and
-// the template, the way operators have always hashed them.
+// deploymentHash is what the template-hash annotation of a Deployment records: its whole spec
+// but the replicas (compared on their own, and an HPA may own them). The selector and the
+// template are encoded first, as operators up to v0.1.0 hashed them, and the spec's other fields
+// follow only when one is set: a spec that sets nothing else (every one placement.Deployment
+// renders today) keeps the hash it had, so an upgrade rewrites no Deployment (decision 0012).
 func deploymentHash(spec appsv1.DeploymentSpec) string {
-	return hashOf(struct {
+	rest := spec.DeepCopy()
+	rest.Replicas, rest.Selector, rest.Template = nil, nil, corev1.PodTemplateSpec{}
+	v := struct {
 		Selector *metav1.LabelSelector
 		Template corev1.PodTemplateSpec
-	}{spec.Selector, spec.Template})
+		// Rest is the spec's other fields; left out (nil) while none is set.
+		Rest *appsv1.DeploymentSpec `json:",omitempty"`
+	}{Selector: spec.Selector, Template: spec.Template}
+	if !apiequality.Semantic.DeepEqual(*rest, appsv1.DeploymentSpec{}) {
+		v.Rest = rest
+	}
+	return hashOf(v)
 }
 
 // updatedDeployment is existing with what the operator writes taken from want: its labels and
-// annotations (others' are kept), the template and, with manageReplicas, the replicas.
+// annotations (others' are kept) and its whole spec, but for the replicas without
+// manageReplicas (an HPA owns them then). Fields the API server defaults and want leaves unset
+// are written unset and defaulted again to the same values.
 func updatedDeployment(existing, want *appsv1.Deployment, manageReplicas bool) *appsv1.Deployment {
 	updated := existing.DeepCopy()
 	updated.Labels = mergeMaps(updated.Labels, want.Labels)
 	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
-	if manageReplicas {
-		updated.Spec.Replicas = want.Spec.Replicas
+	replicas := updated.Spec.Replicas
+	updated.Spec = *want.Spec.DeepCopy()
+	if !manageReplicas {
+		updated.Spec.Replicas = replicas
 	}
-	updated.Spec.Template = want.Spec.Template
 	return updated
 }
 
