@@ -129,6 +129,7 @@ upgrade-contract: ## Run the upgrade-contract tests (allocation and rendered obj
 .PHONY: test
 # The upgrade scenario's previous operator is built (once per previous release, into the cache)
 # before the suite, so that a cold build does not count against the scenario's timeout.
+# The api module (api/go.mod) is not entered by the root's ./..., so its tests run on their own.
 # The feature suite runs twice: on the default federation (Flux delivers) inside ./..., then only
 # its @argocd scenarios on scenarios/topology-argocd.yaml (an Argo CD per cluster delivers), with
 # their reports under $(ARTIFACTS)/argocd.
@@ -140,6 +141,7 @@ test: tools host-redis ## Run everything that runs here: unit, real-API-server i
 	  status=0 && { POLYKUBE_PREVIOUS_OPERATOR="$$($(GO) run ./cmd/polykube-release previous-operator -cached)" || status=$$?; } && \
 	  export POLYKUBE_PREVIOUS_OPERATOR && \
 	  { $(GO) test $(GO_TEST_FLAGS) ./... || status=$$?; } && \
+	  { (cd api && $(GO) test $(GO_TEST_FLAGS) ./...) || status=$$?; } && \
 	  { ARTIFACTS="$$artifacts/argocd" POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml \
 	    $(GO) test $(GO_TEST_FLAGS) -run '^TestFeatures$$' ./scenarios/ || status=$$?; } && \
 	  if [ -f "$$summary" ]; then echo "--- features (reports beside $$summary):"; cat "$$summary"; fi && \

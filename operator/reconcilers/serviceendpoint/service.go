@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/meshview"
+	"github.com/polykube/polykube/placement"
 )
 
 // Cilium ClusterMesh global-service annotations (Cilium's pkg/annotation: ServicePrefix
@@ -102,24 +102,9 @@ func DesiredService(se *polykubev1alpha1.ServiceEndpoint, cluster string) *corev
 		},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{polykubev1alpha1.WorkloadNameLabel: se.Spec.WorkloadRef.Name},
+			Selector: placement.PodSelector(se.Spec.WorkloadRef.Name),
+			Ports:    placement.ServicePorts(se.Spec.Ports),
 		},
-	}
-	for _, p := range se.Spec.Ports {
-		target := p.TargetPort
-		if target == 0 {
-			target = p.Port
-		}
-		protocol := p.Protocol
-		if protocol == "" {
-			protocol = corev1.ProtocolTCP
-		}
-		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-			Name:       p.Name,
-			Protocol:   protocol,
-			Port:       p.Port,
-			TargetPort: intstr.FromInt32(target),
-		})
 	}
 	return svc
 }

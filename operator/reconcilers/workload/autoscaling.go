@@ -32,42 +32,6 @@ func writesReplicas(hpaHere, hpaExists bool, current int32) bool {
 	return !hpaExists && current == 0
 }
 
-// existingHPA returns the HPA named after the Workload if Polykube created it for this Workload
-// in this cluster (taking over one an earlier Workload of this name left), and otherwise a
-// description of it as a conflict (made by someone else; reported only when this cluster wants
-// an HPA) or as another cluster's (never touched).
-func (r *Reconciler) existingHPA(ctx context.Context, wl *polykubev1alpha1.Workload, wanted bool) (
-	hpa *autoscalingv2.HorizontalPodAutoscaler, conflict, other string, err error) {
-	key := client.ObjectKeyFromObject(wl)
-	hpa = &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := r.Get(ctx, key, hpa); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, "", "", fmt.Errorf("get HorizontalPodAutoscaler %s: %w", key, err)
-		}
-		if !wanted {
-			return nil, "", "", nil
-		}
-		if held, err := r.foreignHolds(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, key); err != nil || !held {
-			return nil, "", "", err
-		}
-		return nil, fmt.Sprintf("HorizontalPodAutoscaler %s", key), "", nil
-	}
-	switch r.classify(hpa, wl) {
-	case takeOver:
-		if err := r.takeOverObject(ctx, wl, hpa); err != nil {
-			return nil, "", "", err
-		}
-	case otherCluster:
-		return nil, "", fmt.Sprintf("HorizontalPodAutoscaler %s (cluster %q)", key, hpa.Labels[polykubev1alpha1.ClusterLabel]), nil
-	case foreign:
-		if wanted {
-			conflict = fmt.Sprintf("HorizontalPodAutoscaler %s", key)
-		}
-		return nil, conflict, "", nil
-	}
-	return hpa, "", "", nil
-}
-
 // applyHPA creates or patches this cluster's HPA when it runs one, and deletes the one it
 // created when it no longer does (spec.autoscaling removed, or this cluster's maximum is 0). An
 // HPA the API server refuses (metrics or behavior it rejects) is returned as an Invalid error.

@@ -8,8 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -63,11 +63,44 @@ func desiredDeployment(wl *polykubev1alpha1.Workload, effective corev1.PodTempla
 	d.TypeMeta = metav1.TypeMeta{}
 	d.OwnerReferences = []metav1.OwnerReference{ownerRef(wl)}
 	injectEnv(&d.Spec.Template, bindings, existing)
-	d.Annotations = map[string]string{TemplateHashAnnotation: hashOf(struct {
+	d.Annotations = map[string]string{TemplateHashAnnotation: deploymentHash(d.Spec)}
+	return d
+}
+
+// deploymentHash is what the template-hash annotation of a Deployment records: its whole spec
+// but the replicas (compared on their own, and an HPA may own them). The selector and the
+// template are encoded first, as operators up to v0.1.0 hashed them, and the spec's other fields
+// follow only when one is set: a spec that sets nothing else (every one placement.Deployment
+// renders today) keeps the hash it had, so an upgrade rewrites no Deployment (decision 0012).
+func deploymentHash(spec appsv1.DeploymentSpec) string {
+	rest := spec.DeepCopy()
+	rest.Replicas, rest.Selector, rest.Template = nil, nil, corev1.PodTemplateSpec{}
+	v := struct {
 		Selector *metav1.LabelSelector
 		Template corev1.PodTemplateSpec
-	}{d.Spec.Selector, d.Spec.Template})}
-	return d
+		// Rest is the spec's other fields; left out (nil) while none is set.
+		Rest *appsv1.DeploymentSpec `json:",omitempty"`
+	}{Selector: spec.Selector, Template: spec.Template}
+	if !apiequality.Semantic.DeepEqual(*rest, appsv1.DeploymentSpec{}) {
+		v.Rest = rest
+	}
+	return hashOf(v)
+}
+
+// updatedDeployment is existing with what the operator writes taken from want: its labels and
+// annotations (others' are kept) and its whole spec, but for the replicas without
+// manageReplicas (an HPA owns them then). Fields the API server defaults and want leaves unset
+// are written unset and defaulted again to the same values.
+func updatedDeployment(existing, want *appsv1.Deployment, manageReplicas bool) *appsv1.Deployment {
+	updated := existing.DeepCopy()
+	updated.Labels = mergeMaps(updated.Labels, want.Labels)
+	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
+	replicas := updated.Spec.Replicas
+	updated.Spec = *want.Spec.DeepCopy()
+	if !manageReplicas {
+		updated.Spec.Replicas = replicas
+	}
+	return updated
 }
 
 // desiredHPA is the HorizontalPodAutoscaler of an autoscaled Workload in a cluster whose
@@ -108,39 +141,15 @@ func hpaUpToDate(have, want *autoscalingv2.HorizontalPodAutoscaler) bool {
 }
 
 // desiredService is the ClusterIP Service selecting the Workload's pods, or nil when the
-// Workload declares no ports.
+// Workload declares no ports: placement.Service, with the owner reference and the hash of its
+// spec.
 func desiredService(wl *polykubev1alpha1.Workload, cluster string) *corev1.Service {
-	if len(wl.Spec.Ports) == 0 {
+	s := placement.Service(wl, cluster)
+	if s == nil {
 		return nil
 	}
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            wl.Name,
-			Namespace:       wl.Namespace,
-			Labels:          ownedLabels(wl, cluster),
-			OwnerReferences: []metav1.OwnerReference{ownerRef(wl)},
-		},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: selector(wl),
-		},
-	}
-	for _, p := range wl.Spec.Ports {
-		target := p.TargetPort
-		if target == 0 {
-			target = p.Port
-		}
-		proto := p.Protocol
-		if proto == "" {
-			proto = corev1.ProtocolTCP
-		}
-		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{
-			Name:       p.Name,
-			Port:       p.Port,
-			TargetPort: intstr.FromInt32(target),
-			Protocol:   proto,
-		})
-	}
+	s.TypeMeta = metav1.TypeMeta{}
+	s.OwnerReferences = []metav1.OwnerReference{ownerRef(wl)}
 	s.Annotations = map[string]string{TemplateHashAnnotation: hashOf(s.Spec)}
 	return s
 }

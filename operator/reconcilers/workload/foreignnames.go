@@ -34,7 +34,7 @@ func (r *Reconciler) others() client.Reader {
 // foreignHolds reports whether an object Polykube did not make holds key's name. obj is an
 // empty object of the kind to check, in the form the foreign cache holds it
 // (unmanaged.Deployment(), unmanaged.Service(), an HPA). Objects labelled as Polykube's are the
-// manager's cache's to report (existing, existingHPA), so they do not count here.
+// manager's cache's to report (ownershipOf), so they do not count here.
 func (r *Reconciler) foreignHolds(ctx context.Context, obj client.Object, key client.ObjectKey) (bool, error) {
 	if err := r.others().Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {

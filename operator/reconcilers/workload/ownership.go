@@ -8,6 +8,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +58,44 @@ func (r *Reconciler) classify(obj client.Object, wl *polykubev1alpha1.Workload) 
 		return foreign
 	}
 	return takeOver
+}
+
+// ownershipOf reads the object of obj's kind named after the Workload into obj and says what it
+// is to this Workload: ours (Polykube made it for this Workload in this cluster, or for an
+// earlier Workload of this name, which it takes over), a conflict (an object Polykube did not
+// make, or the foreign cache's probe finds one the manager's cache does not hold; reported only
+// when the Workload wants one of this kind here) or another cluster's (never touched). One check
+// for the Deployment, the Service and the HPA.
+func (r *Reconciler) ownershipOf(ctx context.Context, wl *polykubev1alpha1.Workload, obj, probe client.Object, wanted bool) (
+	ours bool, conflict, other string, err error) {
+	key := client.ObjectKeyFromObject(wl)
+	kind := kindOf(obj)
+	if err := r.Get(ctx, key, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return false, "", "", fmt.Errorf("get %s %s: %w", kind, key, err)
+		}
+		if !wanted {
+			return false, "", "", nil
+		}
+		if held, err := r.foreignHolds(ctx, probe, key); err != nil || !held {
+			return false, "", "", err
+		}
+		return false, fmt.Sprintf("%s %s", kind, key), "", nil
+	}
+	switch r.classify(obj, wl) {
+	case takeOver:
+		if err := r.takeOverObject(ctx, wl, obj); err != nil {
+			return false, "", "", err
+		}
+	case otherCluster:
+		return false, "", fmt.Sprintf("%s %s (cluster %q)", kind, key, obj.GetLabels()[polykubev1alpha1.ClusterLabel]), nil
+	case foreign:
+		if wanted {
+			conflict = fmt.Sprintf("%s %s", kind, key)
+		}
+		return false, conflict, "", nil
+	}
+	return true, "", "", nil
 }
 
 // takeOverObject makes wl the controller of obj, replacing the reference to the Workload of
