@@ -429,10 +429,12 @@ func runFleet(b *testing.B, size int) fleetResult {
 	n0, s0 := reconcileTime(b, "workload")
 	cpu0 := cpuTime(b)
 	op = optest.StartOperator(b, cfg, local, optest.Options{MaxConcurrentReconciles: reconcileWorkers, ProductionLogLevel: true})
-	poll(b, fmt.Sprintf("%d Workload reconciles after the restart", fleetWorkloads), func(context.Context) (bool, error) {
+	if err := pollEvery(time.Second, 10*time.Minute, func(context.Context) (bool, error) {
 		n, _ := reconcileTime(b, "workload")
 		return n-n0 >= float64(fleetWorkloads), nil
-	})
+	}); err != nil {
+		b.Fatalf("waiting for %d Workload reconciles after the restart: %v", fleetWorkloads, err)
+	}
 	settle(b, op)
 	cpu := cpuTime(b) - cpu0
 	n1, s1 := reconcileTime(b, "workload")
