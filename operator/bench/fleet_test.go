@@ -304,7 +304,11 @@ func runFleet(b *testing.B, size int) fleetResult {
 	ctx := context.Background()
 	res := fleetResult{size: size}
 	began := time.Now()
-	phase := func(what string) { b.Logf("C=%d %6.1fs %s", size, time.Since(began).Seconds(), what) }
+	// Printed as it happens (a benchmark's log shows only at its end): a run at 511 members
+	// takes minutes per phase on a loaded machine.
+	phase := func(what string) {
+		fmt.Fprintf(os.Stderr, "fleet C=%d %7.1fs %s\n", size, time.Since(began).Seconds(), what)
+	}
 	var env optest.Env
 	defer env.Stop()
 	base, c0 := env.Start(b)
