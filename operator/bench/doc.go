@@ -3,7 +3,10 @@
 // the steady state, and the operator's memory (BenchmarkConverge1000Workloads); and what a
 // cluster's objects that Polykube did not make cost it: its memory beside a bare manager's with
 // 10,000 foreign Deployments, Services and EndpointSlices present, and the reconciles their
-// changes cause (BenchmarkForeignObjects, goal 0). `make bench` runs them:
+// changes cause (BenchmarkForeignObjects, goal 0); and what one cluster costs as the roster grows
+// from 3 to ClusterMesh's 511 members, with the peers' endpoints churning (BenchmarkFleetSize,
+// goal 2: reconcile CPU and bytes per status write, status writes caused by peer churn, writes
+// for one member added). `make bench` runs them:
 //
 //	go test -run='^$' -bench=. ./operator/...
 package bench

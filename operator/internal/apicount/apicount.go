@@ -4,6 +4,7 @@ package apicount
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -24,6 +25,8 @@ type Counter struct {
 type latency struct {
 	n     int
 	total time.Duration
+	// bytes is the sum of the request bodies' lengths.
+	bytes int64
 }
 
 // Wrap returns a copy of cfg whose requests are counted.
@@ -72,6 +75,44 @@ func (c *Counter) observe(req *http.Request, d time.Duration) {
 	}
 	l.n++
 	l.total += d
+	l.bytes += bodyLength(req)
+}
+
+// bodyLength is the length of a request's body: its ContentLength, which client-go's requests
+// carry (their bodies are byte readers), else what GetBody yields; 0 without a body.
+func bodyLength(req *http.Request) int64 {
+	if req.ContentLength > 0 {
+		return req.ContentLength
+	}
+	if req.GetBody == nil {
+		return 0
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return 0
+	}
+	defer body.Close()
+	n, _ := io.Copy(io.Discard, body)
+	return n
+}
+
+// WriteStat is what was sent to one resource by one method.
+type WriteStat struct {
+	// Requests is the number of requests; Bytes the sum of their bodies' lengths.
+	Requests int
+	Bytes    int64
+}
+
+// WriteStats are the writes since the last Reset by "METHOD resource" ("PATCH
+// workloads/status", "PUT deployments"), the resource as WriteLatencies names it.
+func (c *Counter) WriteStats() map[string]WriteStat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]WriteStat, len(c.latency))
+	for k, l := range c.latency {
+		out[k] = WriteStat{Requests: l.n, Bytes: l.bytes}
+	}
+	return out
 }
 
 // resource reduces an API path to its resource (and subresource): the segment after

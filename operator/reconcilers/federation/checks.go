@@ -26,6 +26,15 @@ const (
 	defaultMaxConnectedClusters = 255
 	// maxNamesInMessage bounds the names a condition message lists.
 	maxNamesInMessage = 10
+	// maxListBytes bounds the bytes of one list in a message (the first item always shows):
+	// with the check's own words around at most two lists, a message, and the event note made
+	// of it, stays under the Events API's 1 KiB even with 63-character names (the longest the
+	// schema lets spec.members hold), and Ready, which repeats every failing check's message,
+	// stays far under a condition's 32 KiB at 511 members.
+	maxListBytes = 280
+	// maxNamesInGroup bounds the names of one group of members that share a cluster ID or an
+	// overlay endpoint.
+	maxNamesInGroup = 3
 )
 
 // Check computes one condition from the roster.
@@ -113,7 +122,7 @@ func CheckClusterIDsValid(spec polykubev1alpha1.FederationSpec, members []polyku
 	var duplicates []string
 	for _, id := range sortedIDs(byID) {
 		if names := byID[id]; len(names) > 1 {
-			duplicates = append(duplicates, fmt.Sprintf("%s share cluster ID %d", strings.Join(names, " and "), id))
+			duplicates = append(duplicates, fmt.Sprintf("%s share cluster ID %d", groupNames(names), id))
 		}
 	}
 	rangeMsg := fmt.Sprintf("cluster IDs must be within 1..%d (spec.mesh.maxConnectedClusters): %s; change spec.mesh.clusterID of those ClusterMembers", limit, joinBounded(outOfRange))
@@ -158,18 +167,24 @@ func CheckPodCIDRsDisjoint(spec polykubev1alpha1.FederationSpec, members []polyk
 		return falseCondition(polykubev1alpha1.PodCIDRsDisjointCondition, polykubev1alpha1.ReasonInvalidSpec,
 			"pod CIDRs that are not CIDRs: %s; fix spec.mesh.podCIDRs of those ClusterMembers", joinBounded(invalid))
 	}
+	// Every pair is counted; only the pairs a message can show are formatted (511 members on
+	// one CIDR are 130,305 pairs).
 	var overlaps []string
+	pairs := 0
 	for i := range all {
 		for j := i + 1; j < len(all); j++ {
 			a, b := all[i], all[j]
 			if a.member != b.member && a.prefix.Overlaps(b.prefix) {
-				overlaps = append(overlaps, fmt.Sprintf("%s (%s) and %s (%s)", a.member, a.text, b.member, b.text))
+				if pairs < maxNamesInMessage {
+					overlaps = append(overlaps, fmt.Sprintf("%s (%s) and %s (%s)", a.member, a.text, b.member, b.text))
+				}
+				pairs++
 			}
 		}
 	}
-	if len(overlaps) > 0 {
+	if pairs > 0 {
 		return falseCondition(polykubev1alpha1.PodCIDRsDisjointCondition, polykubev1alpha1.ReasonPodCIDROverlap,
-			"pod CIDRs of different members overlap: %s; give each ClusterMember pod CIDRs no other member uses", joinBounded(overlaps))
+			"pod CIDRs of different members overlap: %s; give each ClusterMember pod CIDRs no other member uses", joinCounted(overlaps, pairs))
 	}
 	return trueCondition(polykubev1alpha1.PodCIDRsDisjointCondition,
 		"the %d pod CIDRs of the present members do not overlap", len(all))
@@ -198,7 +213,7 @@ func CheckOverlayEndpointsUnique(spec polykubev1alpha1.FederationSpec, members [
 	var duplicates []string
 	for _, key := range order {
 		if names := byEndpoint[key]; len(names) > 1 {
-			duplicates = append(duplicates, fmt.Sprintf("%s share overlay endpoint %s", strings.Join(names, " and "), key))
+			duplicates = append(duplicates, fmt.Sprintf("%s share overlay endpoint %s", groupNames(names), key))
 		}
 	}
 	if len(duplicates) > 0 {
@@ -308,13 +323,37 @@ func sortedIDs(m map[int32][]string) []int32 {
 // nameList joins names, listing at most maxNamesInMessage of them.
 func nameList(names []string) string { return joinBounded(names) }
 
-// joinBounded joins items with ", ", listing at most maxNamesInMessage and counting the rest,
-// so that a roster of hundreds of clusters keeps condition messages readable.
-func joinBounded(items []string) string {
-	if len(items) <= maxNamesInMessage {
-		return strings.Join(items, ", ")
+// joinBounded joins items with ", ", listing at most maxNamesInMessage within maxListBytes and
+// counting the rest, so that a roster of hundreds of clusters keeps condition messages readable
+// and bounded.
+func joinBounded(items []string) string { return joinCounted(items, len(items)) }
+
+// joinCounted is joinBounded for the first items of n in all (the rest were not formatted).
+func joinCounted(items []string, n int) string {
+	var b strings.Builder
+	shown := 0
+	for _, it := range items {
+		if shown == maxNamesInMessage || (shown > 0 && b.Len()+len(", ")+len(it) > maxListBytes) {
+			break
+		}
+		if shown > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(it)
+		shown++
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxNamesInMessage], ", "), len(items)-maxNamesInMessage)
+	if n > shown {
+		fmt.Fprintf(&b, " and %d more", n-shown)
+	}
+	return b.String()
+}
+
+// groupNames names the members of one group ("a and b", "a, b, c and 7 more").
+func groupNames(names []string) string {
+	if len(names) <= maxNamesInGroup {
+		return strings.Join(names, " and ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamesInGroup], ", "), len(names)-maxNamesInGroup)
 }
 
 func trueCondition(condType, format string, args ...any) metav1.Condition {

@@ -313,6 +313,21 @@ func TestJoinBounded(t *testing.T) {
 	}
 	g.Expect(joinBounded([]string{"a", "b"})).To(Equal("a, b"))
 	g.Expect(joinBounded(many)).To(Equal("m0, m1, m2, m3, m4, m5, m6, m7, m8, m9 and 3 more"))
+	// Long items stop at maxListBytes; the first always shows.
+	var long []string
+	for i := range 20 {
+		long = append(long, fmt.Sprintf("%02d%s", i, strings.Repeat("x", 98)))
+	}
+	g.Expect(joinBounded(long)).To(Equal(long[0] + ", " + long[1] + " and 18 more"))
+	g.Expect(joinBounded([]string{strings.Repeat("y", 400)})).To(HaveLen(400))
+	g.Expect(joinCounted([]string{"a", "b"}, 130305)).To(Equal("a, b and 130303 more"))
+}
+
+func TestGroupNames(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(groupNames([]string{"a", "b"})).To(Equal("a and b"))
+	g.Expect(groupNames([]string{"a", "b", "c"})).To(Equal("a and b and c"))
+	g.Expect(groupNames([]string{"a", "b", "c", "d", "e"})).To(Equal("a, b, c and 2 more"))
 }
 
 func TestIsTransition(t *testing.T) {

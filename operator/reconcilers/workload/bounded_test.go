@@ -21,6 +21,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/meshview"
+	"github.com/polykube/polykube/placement"
 )
 
 // The whole Workload reconcile at ClusterMesh's limit, 511 members with 32-character names,
@@ -118,4 +119,26 @@ func TestReconciler_BoundedAt511Members(t *testing.T) {
 	mirrorAll(func(p string) string { return p }, 3)
 	reconcileAndCheck("510 peers back, pending", time.Second)
 	reconcileAndCheck("510 peers back, given back", 5*time.Minute)
+}
+
+// The Allocated message names the first ten clusters' shares and counts the rest: its size does
+// not grow with the roster (status.targets has every share).
+func TestAllocationMessage_BoundedWhateverTheRoster(t *testing.T) {
+	g := NewWithT(t)
+	three := placement.Allocation{{Cluster: "a", Replicas: 2}, {Cluster: "b", Replicas: 2}, {Cluster: "c", Replicas: 2}}
+	g.Expect(allocationMessage(three, nil)).To(Equal("replicas per cluster: a=2, b=2, c=2"))
+	var alloc placement.Allocation
+	var bounds placement.BoundsAllocation
+	for i := range 511 {
+		name := fmt.Sprintf("member-%03d-abcdefghijklmnopqrstu", i)
+		alloc = append(alloc, placement.Share{Cluster: name, Replicas: 2})
+		bounds = append(bounds, placement.Bounds{Cluster: name, Min: 2, Max: 100000})
+	}
+	msg := allocationMessage(alloc, nil)
+	g.Expect(msg).To(HavePrefix("replicas per cluster: member-000-abcdefghijklmnopqrstu=2, "))
+	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2 and 501 more (1022 replicas over 511 clusters; status.targets lists each)"))
+	g.Expect(len(msg)).To(BeNumerically("<", 512), msg)
+	msg = allocationMessage(alloc, bounds)
+	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2..100000 and 501 more (at least 1022 replicas over 511 clusters; status.targets lists each)"))
+	g.Expect(len(msg)).To(BeNumerically("<", 640), msg)
 }

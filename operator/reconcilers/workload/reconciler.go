@@ -415,19 +415,31 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
+// allocationMessage is the Allocated condition's message: the share of the first maxListed
+// clusters, then how many more and the total, so that the message does not grow with the
+// roster (status.targets has every cluster's share).
 func allocationMessage(alloc placement.Allocation, bounds placement.BoundsAllocation) string {
 	if bounds != nil {
-		parts := make([]string, 0, len(bounds))
-		for _, b := range bounds {
+		parts := make([]string, 0, min(len(bounds), maxListed))
+		for _, b := range bounds[:min(len(bounds), maxListed)] {
 			parts = append(parts, fmt.Sprintf("%s=%d..%d", b.Cluster, b.Min, b.Max))
 		}
-		return "autoscaled, replicas per cluster between: " + strings.Join(parts, ", ")
+		return "autoscaled, replicas per cluster between: " + listed(parts, len(bounds)) + clustersInAll(len(bounds), "at least ", alloc.Total())
 	}
-	parts := make([]string, 0, len(alloc))
-	for _, s := range alloc {
+	parts := make([]string, 0, min(len(alloc), maxListed))
+	for _, s := range alloc[:min(len(alloc), maxListed)] {
 		parts = append(parts, fmt.Sprintf("%s=%d", s.Cluster, s.Replicas))
 	}
-	return "replicas per cluster: " + strings.Join(parts, ", ")
+	return "replicas per cluster: " + listed(parts, len(alloc)) + clustersInAll(len(alloc), "", alloc.Total())
+}
+
+// clustersInAll says, for an allocation over more clusters than a message lists, how many
+// clusters and replicas it has in all.
+func clustersInAll(clusters int, atLeast string, replicas int64) string {
+	if clusters <= maxListed {
+		return ""
+	}
+	return fmt.Sprintf(" (%s%d replicas over %d clusters; status.targets lists each)", atLeast, replicas, clusters)
 }
 
 func pluralIs(n int) string {
