@@ -161,17 +161,22 @@ func (f *Fleet) AddUser(tb testing.TB, c *Cluster, context, user string, groups 
 // Kubeconfig writes the kubeconfig with every context and returns its path.
 func (f *Fleet) Kubeconfig(tb testing.TB) string {
 	tb.Helper()
+	return f.KubeconfigAt(tb, filepath.Join(f.dir, "kubeconfig"))
+}
+
+// KubeconfigAt writes the kubeconfig with every context to p and returns p.
+func (f *Fleet) KubeconfigAt(tb testing.TB, p string) string {
+	tb.Helper()
 	kc := clientcmdapi.NewConfig()
 	for _, name := range f.order {
 		cfg := f.contexts[name]
-		kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+		kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
 		kc.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
 		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	}
 	if len(f.order) > 0 {
 		kc.CurrentContext = f.order[0]
 	}
-	p := filepath.Join(f.dir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*kc, p); err != nil {
 		tb.Fatalf("write kubeconfig: %v", err)
 	}
