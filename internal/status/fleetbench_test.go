@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,10 +40,16 @@ const (
 	// fleetSmallNS holds two Workloads: the namespace the 500-context case reads, so that it
 	// measures the timeout's bound, not 500 copies of 1,000 Workloads.
 	fleetSmallNS = "small"
-	// fleetRuns is how many times each measured command runs; the median is reported.
-	fleetRuns = 3
+	// defaultFleetRuns is how many times each measured command runs (POLYKUBE_BENCH_RUNS
+	// overrides it); the median is reported.
+	defaultFleetRuns = 3
 	// kubectlParallel is the baseline's parallelism: kubectl over the contexts 8 at a time.
 	kubectlParallel = 8
+	// fullTimeout is polykube-status's --timeout over the 50 contexts: long enough that every
+	// read completes on a loaded machine (kubectl has none), so that the two read the same.
+	fullTimeout = 2 * time.Minute
+	// hungTimeout is its --timeout over the 500 contexts, 5 of them hung: the default.
+	hungTimeout = 5 * time.Second
 )
 
 // kubectlResources are the lists polykube-status reads, named for kubectl.
@@ -71,6 +78,9 @@ func BenchmarkFleetStatus50(b *testing.B) {
 
 	kubectl := resolveKubectl(ctx, b)
 	cli := buildStatusCLI(b, dir)
+	// POLYKUBE_BENCH_STATUS_CLI_BEFORE names an earlier build measured beside this one, against
+	// the same replays and kubectl baseline: the figures before and after a change.
+	before := os.Getenv("POLYKUBE_BENCH_STATUS_CLI_BEFORE")
 
 	names := make([]string, fleetC)
 	for i := range names {
@@ -90,9 +100,14 @@ func BenchmarkFleetStatus50(b *testing.B) {
 	}
 	b.Cleanup(rec.Server.Close)
 	recKC := writeKubeconfig(b, filepath.Join(dir, "record.kubeconfig"), []kcEntry{{"record", rec.Server.URL, rec.Server.Certificate().Raw}})
-	for _, args := range [][]string{{"-A"}, {"-n", fleetSmallNS}} {
-		if _, err := runStatusCLI(ctx, cli, recKC, []string{"record"}, 30*time.Second, filepath.Join(dir, "record.out"), args...); err != nil {
-			b.Fatalf("record polykube-status %v: %v", args, err)
+	for _, bin := range []string{cli, before} {
+		for _, args := range [][]string{{"-A", "--timeout", fullTimeout.String()}, {"-n", fleetSmallNS, "--timeout", hungTimeout.String()}} {
+			if bin == "" {
+				continue
+			}
+			if _, err := runStatusCLI(ctx, bin, recKC, []string{"record"}, 5*time.Minute, filepath.Join(dir, "record.out"), args...); err != nil {
+				b.Fatalf("record polykube-status %v: %v", args, err)
+			}
 		}
 	}
 	if _, err := runKubectl(ctx, kubectl, recKC, "record", filepath.Join(dir, "record-kubectl-cache")); err != nil {
@@ -128,6 +143,10 @@ func BenchmarkFleetStatus50(b *testing.B) {
 		}
 	}
 
+	fleetRuns := defaultFleetRuns
+	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_RUNS")); err == nil && n > 0 {
+		fleetRuns = n
+	}
 	b.Run("50-contexts", func(b *testing.B) {
 		kcache := filepath.Join(dir, "kubectl-cache")
 		// kubectl caches discovery per server: warm it, so the baseline is kubectl at its best.
@@ -143,16 +162,24 @@ func BenchmarkFleetStatus50(b *testing.B) {
 			}
 			kWall, kRSS, kRSS8 = append(kWall, r.wall), append(kRSS, r.maxRSS), append(kRSS8, r.rss8)
 		}
-		var sWall []time.Duration
-		var sRSS []int64
-		var code int
+		var sWall, bWall []time.Duration
+		var sRSS, bRSS []int64
+		var code, beforeCode int
 		out := filepath.Join(dir, "status-50.out")
 		for range fleetRuns {
-			r, err := runStatusCLI(ctx, cli, kc, contexts, 30*time.Second, out, "-A")
+			r, err := runStatusCLI(ctx, cli, kc, contexts, 5*time.Minute, out, "-A", "--timeout", fullTimeout.String())
 			if err != nil {
 				b.Fatal(err)
 			}
 			sWall, sRSS, code = append(sWall, r.wall), append(sRSS, r.maxRSS), r.code
+			if before == "" {
+				continue
+			}
+			r, err = runStatusCLI(ctx, before, kc, contexts, 5*time.Minute, filepath.Join(dir, "status-50-before.out"), "-A", "--timeout", fullTimeout.String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			bWall, bRSS, beforeCode = append(bWall, r.wall), append(bRSS, r.maxRSS), r.code
 		}
 		missed()
 		if code != status0 {
@@ -169,11 +196,16 @@ func BenchmarkFleetStatus50(b *testing.B) {
 		fmt.Printf("  polykube-status wall %s (goal <= 2s)\n", sw.Round(time.Millisecond))
 		fmt.Printf("  polykube-status peak RSS %.0f MiB (goal <= 256 MiB); kubectl peak RSS %.0f MiB per process, %.0f MiB for the 8 largest at once\n",
 			float64(sr)/(1<<20), float64(kr)/(1<<20), float64(kr8)/(1<<20))
+		if before != "" {
+			bw, br := median(bWall), medianInt(bRSS)
+			fmt.Printf("  before (%s, exit %d): wall %s = %.2f × kubectl, peak RSS %.0f MiB; runs %v\n",
+				before, beforeCode, bw.Round(time.Millisecond), bw.Seconds()/kw.Seconds(), float64(br)/(1<<20), roundAll(bWall))
+		}
 		fmt.Printf("  runs: polykube-status %v, kubectl %v; load %s\n", roundAll(sWall), roundAll(kWall), loadavg())
 	})
 
 	b.Run("500-contexts-5-hung", func(b *testing.B) {
-		timeout := 5 * time.Second
+		timeout := hungTimeout
 		var healthy []kcEntry
 		for i := range 495 {
 			r := replays[i%fleetC]
@@ -198,6 +230,13 @@ func BenchmarkFleetStatus50(b *testing.B) {
 		withHung, err := runStatusCLI(ctx, cli, kc500, namesOf(all), 2*time.Minute, filepath.Join(dir, "status-500.out"), "-n", fleetSmallNS, "--timeout", timeout.String())
 		if err != nil {
 			b.Fatal(err)
+		}
+		if before != "" {
+			r, err := runStatusCLI(ctx, before, kc500, namesOf(all), 2*time.Minute, filepath.Join(dir, "status-500-before.out"), "-n", fleetSmallNS, "--timeout", timeout.String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Printf("500 contexts, 5 hung, before (%s): wall %s, peak RSS %.0f MiB, exit %d\n", before, r.wall.Round(time.Millisecond), float64(r.maxRSS)/(1<<20), r.code)
 		}
 		missed()
 		if withHung.code != status3 {
@@ -519,7 +558,8 @@ func runStatusCLI(ctx context.Context, cli, kubeconfig string, contexts []string
 }
 
 func runKubectl(ctx context.Context, kubectl, kubeconfig, kctx, cacheDir string) (cmdRun, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	// Generous: one kubectl takes a second or two on a quiet machine, much longer on a loaded one.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	r, err := runCmd(ctx, os.DevNull, kubectl, "--kubeconfig", kubeconfig, "--context", kctx, "--cache-dir", cacheDir,
 		"get", kubectlResources, "-A", "-o", "json")

@@ -141,6 +141,9 @@ func (f *Fleet) Cluster(name string) *Cluster {
 
 // AddContext adds a context (with its own user and cluster entry) to the kubeconfig.
 func (f *Fleet) AddContext(name string, cfg *rest.Config) {
+	if f.contexts == nil {
+		f.contexts = map[string]*rest.Config{}
+	}
 	if _, ok := f.contexts[name]; !ok {
 		f.order = append(f.order, name)
 	}
@@ -310,10 +313,15 @@ func (c *Cluster) CreateDeployment(ctx context.Context, tb testing.TB, ns, workl
 func (c *Cluster) CreateFederation(ctx context.Context, tb testing.TB, name string, members ...string) {
 	tb.Helper()
 	for i, m := range members {
+		// 10.240/16 to 10.255/16 for the first 16 members, then 10.16/16 onwards.
+		cidr := fmt.Sprintf("10.%d.0.0/16", 240+i)
+		if i >= 16 {
+			cidr = fmt.Sprintf("10.%d.0.0/16", i)
+		}
 		cm := &polykubev1alpha1.ClusterMember{
 			ObjectMeta: metav1.ObjectMeta{Name: m},
 			Spec: polykubev1alpha1.ClusterMemberSpec{Provider: "kwok", Region: "local",
-				Mesh: polykubev1alpha1.ClusterMeshSettings{ClusterID: int32(i + 1), PodCIDRs: []string{fmt.Sprintf("10.%d.0.0/16", 240+i)}}},
+				Mesh: polykubev1alpha1.ClusterMeshSettings{ClusterID: int32(i + 1), PodCIDRs: []string{cidr}}},
 		}
 		if err := c.Admin.Create(ctx, cm); apierrors.IsAlreadyExists(err) {
 			continue
