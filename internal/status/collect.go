@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -67,6 +68,8 @@ type Query struct {
 	Timeout time.Duration
 	// Parallel is how many clusters are read at once; 0 means DefaultParallel.
 	Parallel int
+	// PageSize is how many objects one list request asks for; 0 means DefaultPageSize.
+	PageSize int64
 }
 
 // ReaderFactory builds the Reader of a target. Collect uses NewReader unless a test swaps it.
@@ -194,49 +197,62 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 	if q.Namespace != "" {
 		nsOpts = append(nsOpts, client.InNamespace(q.Namespace))
 	}
+	l := pagedLister{r: r, pageSize: q.PageSize}
 
-	var wls polykubev1alpha1.WorkloadList
-	if err := r.List(ctx, &wls, nsOpts...); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.WorkloadList{} }, nsOpts, func(o runtime.Object) {
+		s.Workloads = append(s.Workloads, reduceWorkload(o.(*polykubev1alpha1.Workload)))
+	}, func() { s.Workloads = nil })
+	if err != nil {
 		return fail("workloads.polykube.kismet.io", err)
 	}
-	s.Workloads = wls.Items
-
-	var feds polykubev1alpha1.FederationList
-	if err := r.List(ctx, &feds); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.FederationList{} }, nil, func(o runtime.Object) {
+		f := o.(*polykubev1alpha1.Federation)
+		f.ObjectMeta = reducedMeta(f.ObjectMeta)
+		s.Federations = append(s.Federations, *f)
+	}, func() { s.Federations = nil })
+	if err != nil {
 		return fail("federations.polykube.kismet.io", err)
 	}
-	s.Federations = feds.Items
-
-	var members polykubev1alpha1.ClusterMemberList
-	if err := r.List(ctx, &members); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.ClusterMemberList{} }, nil, func(o runtime.Object) {
+		cm := o.(*polykubev1alpha1.ClusterMember)
+		cm.ObjectMeta = reducedMeta(cm.ObjectMeta)
+		s.ClusterMembers = append(s.ClusterMembers, *cm)
+	}, func() { s.ClusterMembers = nil })
+	if err != nil {
 		return fail("clustermembers.polykube.kismet.io", err)
 	}
-	s.ClusterMembers = members.Items
 
 	// ServiceEndpoints and DatastoreBindings have nothing but their conditions to show: a
 	// cluster where they cannot be read is reported incomplete, like one without Deployments.
-	var ses polykubev1alpha1.ServiceEndpointList
-	if err := r.List(ctx, &ses, nsOpts...); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.ServiceEndpointList{} }, nsOpts, func(o runtime.Object) {
+		se := o.(*polykubev1alpha1.ServiceEndpoint)
+		se.ObjectMeta = reducedMeta(se.ObjectMeta)
+		s.ServiceEndpoints = append(s.ServiceEndpoints, *se)
+	}, func() { s.ServiceEndpoints = nil })
+	if err != nil {
+		s.ServiceEndpoints = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list serviceendpoints.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
-	} else {
-		s.ServiceEndpoints = ses.Items
 	}
-	var dbs polykubev1alpha1.DatastoreBindingList
-	if err := r.List(ctx, &dbs, nsOpts...); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.DatastoreBindingList{} }, nsOpts, func(o runtime.Object) {
+		db := o.(*polykubev1alpha1.DatastoreBinding)
+		db.ObjectMeta = reducedMeta(db.ObjectMeta)
+		s.DatastoreBindings = append(s.DatastoreBindings, *db)
+	}, func() { s.DatastoreBindings = nil })
+	if err != nil {
+		s.DatastoreBindings = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list datastorebindings.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
-	} else {
-		s.DatastoreBindings = dbs.Items
 	}
 
 	// Deployments only sharpen the untargeted-replicas check; without them the rest stands.
 	managed, _ := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.Equals, []string{polykubev1alpha1.ManagedByValue})
 	hasWorkload, _ := labels.NewRequirement(polykubev1alpha1.WorkloadNameLabel, selection.Exists, nil)
-	var deps appsv1.DeploymentList
 	depOpts := append(append([]client.ListOption(nil), nsOpts...), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*managed, *hasWorkload)})
-	if err := r.List(ctx, &deps, depOpts...); err != nil {
+	err = l.each(ctx, func() client.ObjectList { return &appsv1.DeploymentList{} }, depOpts, func(o runtime.Object) {
+		s.Deployments = append(s.Deployments, reduceDeployment(o.(*appsv1.Deployment)))
+	}, func() { s.Deployments = nil })
+	if err != nil {
+		s.Deployments = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list deployments.apps: %s: %v (untargeted replicas are checked from Workload status only)", Classify(ctx, err), err))
-	} else {
-		s.Deployments = deps.Items
 	}
 	return s
 }

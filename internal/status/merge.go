@@ -3,6 +3,10 @@ package status
 import (
 	"fmt"
 	"sort"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
 
 // Merge turns the snapshots of every context into one Report. It is pure: the same snapshots
@@ -44,6 +48,38 @@ type merger struct {
 	// rosterAffected names the Workloads (namespace/name) whose copies resolve different
 	// targets because the clusters' rosters differ.
 	rosterAffected []string
+	// rosterGroups maps each snapshot to the first one holding an equal roster (rosterGroup).
+	rosterGroups []int
+}
+
+// rosterGroup is the index of the first snapshot whose roster equals snapshot i's: the same
+// ClusterMember names and specs in the same order, which is all placement reads of a roster.
+func (m *merger) rosterGroup(i int) int {
+	if m.rosterGroups == nil {
+		m.rosterGroups = make([]int, len(m.snaps))
+		for a := range m.snaps {
+			m.rosterGroups[a] = a
+			for b := range a {
+				if m.rosterGroups[b] == b && sameRoster(m.snaps[a].ClusterMembers, m.snaps[b].ClusterMembers) {
+					m.rosterGroups[a] = b
+					break
+				}
+			}
+		}
+	}
+	return m.rosterGroups[i]
+}
+
+func sameRoster(a, b []polykubev1alpha1.ClusterMember) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !apiequality.Semantic.DeepEqual(a[i].Spec, b[i].Spec) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *merger) reachable(i int) bool { return m.snaps[i].Err == nil }

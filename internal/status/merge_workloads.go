@@ -106,6 +106,23 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 	// resolvedBy is the target list each copy resolves from its own cluster's roster (nil when
 	// its spec is invalid).
 	resolvedBy := make([][]string, len(m.snaps))
+	// The placement of a copy depends on its spec and its cluster's roster only: computed once
+	// per group of equal specs and equal rosters, not once per cluster (50 clusters holding the
+	// same spec and roster ask for the same allocation 50 times).
+	var withCopy []int
+	for i := range m.snaps {
+		if copies[i] != nil {
+			withCopy = append(withCopy, i)
+		}
+	}
+	specGroups := specGroupsOf(withCopy, copies)
+	specGroupOf := make([]int, len(m.snaps))
+	for g, idx := range specGroups {
+		for _, i := range idx {
+			specGroupOf[i] = g
+		}
+	}
+	placed := map[[2]int]placementOf{}
 
 	for i := range m.snaps {
 		cell := WorkloadInCluster{Context: m.snaps[i].Context, Cluster: m.names[i], State: StateUnknown}
@@ -143,17 +160,18 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
 		}
 		sortShares(cell.Targets)
-		roster := m.snaps[i].ClusterMembers
-		if resolved, err := placement.ResolveTargets(w.Spec.Distribution, roster); err == nil {
-			resolvedBy[i] = clustersOf(resolved)
-		} else if errors.Is(err, placement.ErrNoTargets) {
-			resolvedBy[i] = []string{}
+		key := [2]int{specGroupOf[i], m.rosterGroup(i)}
+		p, ok := placed[key]
+		if !ok {
+			p = placementIn(w, m.snaps[i].ClusterMembers)
+			placed[key] = p
 		}
+		resolvedBy[i] = p.resolved
 		if placement.UsesRoster(w) {
 			cell.ResolvedTargets = resolvedBy[i]
 		}
 		cell.Targeted = slices.Contains(resolvedBy[i], m.names[i])
-		switch alloc, err := placement.ForWorkloadIn(w, roster); {
+		switch alloc, err := p.alloc, p.allocErr; {
 		case errors.Is(err, placement.ErrNoTargets):
 			// Valid, but nothing of this cluster's roster is selected: the operator there
 			// reports NoTargets and changes nothing.
@@ -179,7 +197,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 
 	c := &copiesOf{
 		object: object, copies: copies, deps: deps, present: present, absent: absent,
-		specGroups: specGroupsOf(present, copies), expectedBy: expectedBy, resolvedBy: resolvedBy, row: &row,
+		specGroups: specGroups, expectedBy: expectedBy, resolvedBy: resolvedBy, row: &row,
 	}
 	// The fleet expects one allocation when the copies agree on the spec.
 	if len(present) > 0 && len(c.specGroups) == 1 {
@@ -200,6 +218,25 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		m.notReady = append(m.notReady, object)
 	}
 	return row
+}
+
+// placementOf is what placement computes of one spec over one roster.
+type placementOf struct {
+	// resolved is the target list (nil when the spec is invalid, empty when it selects none).
+	resolved []string
+	alloc    placement.Allocation
+	allocErr error
+}
+
+func placementIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember) placementOf {
+	var p placementOf
+	if resolved, err := placement.ResolveTargets(w.Spec.Distribution, roster); err == nil {
+		p.resolved = clustersOf(resolved)
+	} else if errors.Is(err, placement.ErrNoTargets) {
+		p.resolved = []string{}
+	}
+	p.alloc, p.allocErr = placement.ForWorkloadIn(w, roster)
+	return p
 }
 
 // autoscaledNotReady says why an autoscaled slice is not ready ("" when it is): fewer ready

@@ -34,7 +34,10 @@ func EmptyLists() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeList(w, r, nil) })
 }
 
-func writeList(w http.ResponseWriter, r *http.Request, items []any) {
+func writeList(w http.ResponseWriter, r *http.Request, items []any) { writePage(w, r, items, "") }
+
+// writePage answers with a list of items whose metadata.continue is next ("" on the last page).
+func writePage(w http.ResponseWriter, r *http.Request, items []any, next string) {
 	k, ok := listKinds[path.Base(r.URL.Path)]
 	if !ok {
 		http.NotFound(w, r)
@@ -43,7 +46,11 @@ func writeList(w http.ResponseWriter, r *http.Request, items []any) {
 	if items == nil {
 		items = []any{}
 	}
-	body, err := json.Marshal(map[string]any{"apiVersion": k[0], "kind": k[1], "items": items})
+	list := map[string]any{"apiVersion": k[0], "kind": k[1], "items": items}
+	if next != "" {
+		list["metadata"] = map[string]any{"continue": next}
+	}
+	body, err := json.Marshal(list)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -55,11 +62,15 @@ func writeList(w http.ResponseWriter, r *http.Request, items []any) {
 // FakeCluster is a TLS server that answers polykube-status's lists with the objects a test sets,
 // whatever the namespace asked for, and counts the Workload lists it answered: enough to run the
 // CLI against a fleet whose state the test changes while the CLI reads it, without API servers.
+// It pages as kube-apiserver does: a list with ?limit=N answers N items and a continue token
+// for the rest.
 type FakeCluster struct {
-	Server        *httptest.Server
-	mu            sync.Mutex
-	items         map[string][]any
-	workloadLists int
+	Server         *httptest.Server
+	mu             sync.Mutex
+	items          map[string][]any
+	workloadLists  int
+	requests       []string
+	expireContinue bool
 }
 
 // NewFakeCluster starts a FakeCluster that lists nothing yet; it is closed when the test ends.
@@ -67,17 +78,53 @@ func NewFakeCluster(t *testing.T) *FakeCluster {
 	t.Helper()
 	c := &FakeCluster{items: map[string][]any{}}
 	c.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
 		c.mu.Lock()
 		res := path.Base(r.URL.Path)
 		items := c.items[res]
-		if res == "workloads" {
+		if res == "workloads" && q.Get("continue") == "" {
 			c.workloadLists++
 		}
+		c.requests = append(c.requests, res+"?"+r.URL.RawQuery)
+		expire := c.expireContinue
 		c.mu.Unlock()
-		writeList(w, r, items)
+		start := 0
+		if tok := q.Get("continue"); tok != "" {
+			if expire {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusGone)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"The provided continue parameter is too old to display a consistent list result.","reason":"Expired","code":410}`))
+				return
+			}
+			var err error
+			if start, err = strconv.Atoi(tok); err != nil || start > len(items) {
+				http.Error(w, "bad continue token", http.StatusBadRequest)
+				return
+			}
+		}
+		end, next := len(items), ""
+		if limit, _ := strconv.Atoi(q.Get("limit")); limit > 0 && start+limit < len(items) {
+			end, next = start+limit, strconv.Itoa(start+limit)
+		}
+		writePage(w, r, items[start:end], next)
 	}))
 	t.Cleanup(c.Server.Close)
 	return c
+}
+
+// Requests lists the requests answered, as resource?query, in order.
+func (c *FakeCluster) Requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.requests...)
+}
+
+// ExpireContinue makes the cluster answer every request for a next page with 410 Expired, as
+// an API server does when etcd compacted the list's revision between two pages.
+func (c *FakeCluster) ExpireContinue(expire bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expireContinue = expire
 }
 
 // Set makes the cluster list items for resource (workloads, serviceendpoints, ...) from now on.

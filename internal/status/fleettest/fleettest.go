@@ -141,6 +141,9 @@ func (f *Fleet) Cluster(name string) *Cluster {
 
 // AddContext adds a context (with its own user and cluster entry) to the kubeconfig.
 func (f *Fleet) AddContext(name string, cfg *rest.Config) {
+	if f.contexts == nil {
+		f.contexts = map[string]*rest.Config{}
+	}
 	if _, ok := f.contexts[name]; !ok {
 		f.order = append(f.order, name)
 	}
@@ -161,17 +164,22 @@ func (f *Fleet) AddUser(tb testing.TB, c *Cluster, context, user string, groups 
 // Kubeconfig writes the kubeconfig with every context and returns its path.
 func (f *Fleet) Kubeconfig(tb testing.TB) string {
 	tb.Helper()
+	return f.KubeconfigAt(tb, filepath.Join(f.dir, "kubeconfig"))
+}
+
+// KubeconfigAt writes the kubeconfig with every context to p and returns p.
+func (f *Fleet) KubeconfigAt(tb testing.TB, p string) string {
+	tb.Helper()
 	kc := clientcmdapi.NewConfig()
 	for _, name := range f.order {
 		cfg := f.contexts[name]
-		kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+		kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
 		kc.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
 		kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	}
 	if len(f.order) > 0 {
 		kc.CurrentContext = f.order[0]
 	}
-	p := filepath.Join(f.dir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*kc, p); err != nil {
 		tb.Fatalf("write kubeconfig: %v", err)
 	}
@@ -305,10 +313,15 @@ func (c *Cluster) CreateDeployment(ctx context.Context, tb testing.TB, ns, workl
 func (c *Cluster) CreateFederation(ctx context.Context, tb testing.TB, name string, members ...string) {
 	tb.Helper()
 	for i, m := range members {
+		// 10.240/16 to 10.255/16 for the first 16 members, then 10.16/16 onwards.
+		cidr := fmt.Sprintf("10.%d.0.0/16", 240+i)
+		if i >= 16 {
+			cidr = fmt.Sprintf("10.%d.0.0/16", i)
+		}
 		cm := &polykubev1alpha1.ClusterMember{
 			ObjectMeta: metav1.ObjectMeta{Name: m},
 			Spec: polykubev1alpha1.ClusterMemberSpec{Provider: "kwok", Region: "local",
-				Mesh: polykubev1alpha1.ClusterMeshSettings{ClusterID: int32(i + 1), PodCIDRs: []string{fmt.Sprintf("10.%d.0.0/16", 240+i)}}},
+				Mesh: polykubev1alpha1.ClusterMeshSettings{ClusterID: int32(i + 1), PodCIDRs: []string{cidr}}},
 		}
 		if err := c.Admin.Create(ctx, cm); apierrors.IsAlreadyExists(err) {
 			continue
