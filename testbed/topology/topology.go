@@ -194,8 +194,8 @@ type PrometheusOptions struct {
 // RegistryOptions configure the registry add-on.
 type RegistryOptions struct {
 	// Address is the IP address the registry listens on, over plain HTTP (default 127.0.0.1:
-	// the hermetic tier's Flux and operators are processes of this machine). Kind nodes reach
-	// the machine at their docker network's gateway, so a kind run gives that address.
+	// the hermetic tier's Flux and operators are processes of this machine). Kind nodes would
+	// reach it at their docker network's gateway; their containerd is not yet configured to.
 	Address string `json:"address,omitempty"`
 }
 
