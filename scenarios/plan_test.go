@@ -23,6 +23,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "a", Tags: []string{"@hermetic", "@argocd"}},
 		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
 		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@mirror-only"}},
+		{Name: "g", Tags: []string{"@hermetic", "@registry"}},
 	}
 	tests := []struct {
 		tags, provider, delivery string
@@ -32,18 +33,18 @@ func TestPlanRun(t *testing.T) {
 		wantNotRun               []string
 		wantAddons               []string
 	}{
-		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
-		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
+		{"", "kwok", "flux", nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 5, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror", "registry"}},
+		{"~@slow", "kwok", "flux", nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"registry"}},
 		{"@wip", "kwok", "flux", nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
 		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, "@datapath && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @mirror-only scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, "@hermetic && ~@argocd && ~@mirror-only && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 4, []string{"@wip (testbed)", argoOnly, soak, mirrorOnly}, nil},
 		{"@none", "kwok", "flux", nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// Asked for, the soak runs (and only it).
 		{"@soak", "kwok", "flux", nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
 		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
-		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
+		{"", "kwok", "argocd", nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps)
