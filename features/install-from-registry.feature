@@ -1,5 +1,4 @@
-# wip: written and its parts tested (the registry, the release pushed to it, the manifests accepted by an API server), but the scenario itself has not run yet
-@hermetic @registry @host-operators @wip
+@hermetic @registry @host-operators
 Feature: Installing Polykube from its release in a registry
   A user installs Polykube as Flux installs anything it did not build: `make release` and
   `make publish` put the operator image and the Flux artifact of the gitops tree in an OCI
