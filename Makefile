@@ -16,8 +16,8 @@ TESTBED := $(TESTBED_BIN)
 PROVIDER ?= kwok
 # Tool groups `make test` needs; the first run builds them from Go module source (minutes; the
 # prometheus group, for the alert rules' promtool tests and the test bed's Prometheus, is the
-# longest: 10.7 CPU-minutes, see docs/metrics.md).
-TEST_TOOLS ?= envtest kwok flux tofu argocd prometheus
+# longest: 10.7 CPU-minutes, see docs/metrics.md; registry is the test bed's OCI registry add-on).
+TEST_TOOLS ?= envtest kwok flux tofu argocd prometheus registry
 # Tool groups `make demo` needs per provider: a kwok federation with Flux (kind brings its own).
 DEMO_TOOLS_kwok := kwok flux
 DEMO_TOOLS ?= $(DEMO_TOOLS_$(PROVIDER))

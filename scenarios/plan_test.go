@@ -24,6 +24,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "a", Tags: []string{"@hermetic", "@argocd"}},
 		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
 		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@misnamed-mesh"}},
+		{Name: "g", Tags: []string{"@hermetic", "@registry"}},
 	}
 	tests := []struct {
 		tags, provider, delivery string
@@ -34,21 +35,21 @@ func TestPlanRun(t *testing.T) {
 		wantNotRun               []string
 		wantAddons               []string
 	}{
-		{"", "kwok", "flux", nil, nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 4, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror"}},
-		{"~@slow", "kwok", "flux", nil, nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, nil},
+		{"", "kwok", "flux", nil, nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 5, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror", "registry"}},
+		{"~@slow", "kwok", "flux", nil, nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"registry"}},
 		{"@wip", "kwok", "flux", nil, nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
 		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@datapath && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @misnamed-mesh scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 3, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly}, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 4, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly}, nil},
 		{"@none", "kwok", "flux", nil, nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// On a topology that installs Cilium in gamma under another name only the
 		// @misnamed-mesh scenarios run; the rest say why not.
-		{"", "kind", "flux", []string{harness.CapabilityDatapath}, []string{"gamma"}, "~@argocd && @misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, []string{namesRight, namesRight, "@wip (testbed)", namesRight, namesRight, argoOnly, soak}, nil},
+		{"", "kind", "flux", []string{harness.CapabilityDatapath}, []string{"gamma"}, "~@argocd && @misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, []string{namesRight, namesRight, "@wip (testbed)", namesRight, namesRight, argoOnly, soak, namesRight}, nil},
 		// Asked for, the soak runs (and only it).
 		{"@soak", "kwok", "flux", nil, nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
 		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
-		{"", "kwok", "argocd", nil, nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
+		{"", "kwok", "argocd", nil, nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps, tt.misnamed)

@@ -40,7 +40,7 @@ func Definitions() []StepDef {
 	for _, domain := range []func(*registry){
 		commonSteps, gitopsSteps, distributionSteps, statusSteps, faultSteps, meshSteps, meshViewSteps,
 		failoverSteps, datastoreSteps, federationSteps, credentialSteps, validationSteps, routingSteps, mistakeSteps,
-		overrideSteps, autoscalingSteps, soakSteps, argoCDSteps, upgradeSteps, suspendSteps, alertSteps, dashboardSteps,
+		overrideSteps, autoscalingSteps, soakSteps, argoCDSteps, upgradeSteps, installSteps, suspendSteps, alertSteps, dashboardSteps,
 	} {
 		domain(r)
 	}

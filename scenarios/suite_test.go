@@ -249,7 +249,8 @@ type runPlan struct {
 // test bed; the run then brings it up. @mesh-mirror: the mesh mirror stands in for Cilium's
 // endpoint-slice synchronisation on a provider without a datapath (kwok). @prometheus: a
 // Prometheus per cluster scrapes its operator and evaluates the shipped alert rules.
-var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror, "@prometheus": topology.AddonPrometheus}
+// @registry: an OCI registry on the machine, which a release is published to.
+var tagAddons = map[string]string{"@mesh-mirror": topology.AddonMeshMirror, "@prometheus": topology.AddonPrometheus, "@registry": topology.AddonRegistry}
 
 // withAddons adds the add-ons the plan needs to the topology, with their defaults.
 func withAddons(top *topology.Topology, addons []string) error {

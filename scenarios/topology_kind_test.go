@@ -95,7 +95,8 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	g.Expect(kind.toRun).To(Equal(kwok.toRun + datapath - misnamedOnly - hostOperators - prometheus))
 	g.Expect(kind.tags).NotTo(ContainSubstring("@datapath"))
 	g.Expect(kind.tags).To(ContainSubstring("~@prometheus"))
-	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror, topology.AddonPrometheus), "features/capacity-failover.feature needs the mesh mirror and Prometheus on kwok")
+	g.Expect(kwok.addons).To(ConsistOf(topology.AddonMeshMirror, topology.AddonPrometheus, topology.AddonRegistry),
+		"features/capacity-failover.feature needs the mesh mirror and Prometheus on kwok, features/install-from-registry.feature the registry")
 	g.Expect(kind.addons).To(BeEmpty())
 	for _, n := range kind.notRun {
 		g.Expect(n.reason).NotTo(HavePrefix("needs datapath"), n.name)

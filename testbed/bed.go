@@ -88,6 +88,12 @@ type MeshMirror interface {
 	MeshMirrorStatus(ctx context.Context) (*meshmirror.Status, error)
 }
 
+// RegistryAddon is the optional ability of a bed that can run the registry add-on: the
+// host:port of the run's OCI registry, plain HTTP (an error for a run without the add-on).
+type RegistryAddon interface {
+	Registry() (string, error)
+}
+
 // PrometheusAddon is the optional ability of a bed that can run the prometheus add-on: a client
 // of each cluster's Prometheus (an error for a run without the add-on).
 type PrometheusAddon interface {

@@ -90,6 +90,8 @@ type State struct {
 	Operator OperatorState            `json:"operator,omitempty"`
 	// MeshMirror records the mesh-mirror add-on.
 	MeshMirror MeshMirrorState `json:"meshMirror,omitzero"`
+	// Registry records the registry add-on.
+	Registry RegistryState `json:"registry,omitzero"`
 }
 
 // GitState records the Git server.

@@ -92,6 +92,8 @@ func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Actio
 			}
 			return tb.createClusters(ctx, p)
 		}},
+		{What: fmt.Sprintf("Starting the OCI registry (plain HTTP on %s)", top.Registry.Address),
+			Run: func() error { return tb.upRegistry(ctx) }, Skip: !top.HasAddon(topology.AddonRegistry)},
 		{What: "Starting Git server", Run: func() error { return tb.upGit(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonGit)},
 		{What: "Installing Flux", Run: func() error { return tb.upFlux(ctx) }, Skip: !top.HasAddon(topology.AddonFlux)},
 		{What: "Installing Argo CD (an application-controller, repo-server and Redis per cluster, each delivering to its own cluster)",
@@ -134,6 +136,9 @@ func (tb *Testbed) preflight(ctx context.Context) error {
 	}
 	if top.HasAddon(topology.AddonPrometheus) {
 		groups = append(groups, "prometheus")
+	}
+	if top.HasAddon(topology.AddonRegistry) {
+		groups = append(groups, "registry")
 	}
 	if len(groups) > 0 {
 		if err := tb.resolveTools(ctx, groups...); err != nil {

@@ -59,6 +59,10 @@ const (
 	// PrometheusRelease. Its go.mod needs Go 1.26.7.
 	PrometheusVersion = "v0.316.0"
 	PrometheusRelease = "3.16.0"
+	// DistributionVersion is the OCI registry of the test bed's registry add-on, built from
+	// github.com/distribution/distribution/v3 (the registry Docker's and GitLab's are built
+	// on); its go.mod needs Go 1.26.0.
+	DistributionVersion = "v3.1.2"
 )
 
 // Tool names.
@@ -99,6 +103,8 @@ const (
 	// Prometheus and promtool, for the test bed's monitoring add-on and the alert rule tests.
 	Prometheus = "prometheus"
 	Promtool   = "promtool"
+	// Registry is distribution's registry, for the test bed's registry add-on.
+	Registry = "registry"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -114,8 +120,9 @@ var groups = []group{
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 	{"argocd", []string{ArgoCD, Kustomize}},
 	{"prometheus", []string{Prometheus, Promtool}},
+	{"registry", []string{Registry}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
-		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Prometheus, Promtool, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
+		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Prometheus, Promtool, Registry, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
 }
@@ -229,6 +236,15 @@ func pinnedTools() []*Tool {
 		}
 	}
 	return []*Tool{
+		{
+			Name: Registry, Version: DistributionVersion,
+			Module: "github.com/distribution/distribution/v3", Package: "github.com/distribution/distribution/v3/cmd/registry",
+			probeArgs: []string{"--version"},
+			// Without it the binary calls itself v3.1.2+unknown (the release build stamps it).
+			ldflags: []string{"-X", "github.com/distribution/distribution/v3/version.version=" + DistributionVersion},
+			// Upstream publishes release archives, but the test bed only ever needs this one
+			// small build, offline like the rest: no download.
+		},
 		prometheus(Prometheus),
 		prometheus(Promtool),
 		{

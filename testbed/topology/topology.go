@@ -49,6 +49,9 @@ const (
 	// AddonPrometheus runs a Prometheus per cluster that scrapes its operator with the
 	// metrics reader's token and evaluates the alert rules of gitops/monitoring.
 	AddonPrometheus = "prometheus"
+	// AddonRegistry runs an OCI registry (distribution's, from the toolchain) on the machine:
+	// what a release is published to and Flux and the nodes pull from.
+	AddonRegistry = "registry"
 )
 
 // Where the add-ons run (Topology.AddonPlacement).
@@ -74,7 +77,7 @@ const (
 var Addons = []string{AddonGit, AddonFlux, AddonOperator}
 
 // OptionalAddons are the add-ons a topology may add to those, installed after them.
-var OptionalAddons = []string{AddonMeshMirror, AddonPrometheus}
+var OptionalAddons = []string{AddonMeshMirror, AddonPrometheus, AddonRegistry}
 
 // deliveryAddon is the add-on of each delivery system.
 var deliveryAddon = map[string]string{DeliveryFlux: AddonFlux, DeliveryArgoCD: AddonArgoCD}
@@ -101,9 +104,9 @@ type Topology struct {
 	Provider string `json:"provider,omitempty"`
 	// Clusters are the member clusters.
 	Clusters []Cluster `json:"clusters"`
-	// Addons are installed in the fixed order git, flux, operator, mesh-mirror, prometheus;
-	// each of the first three needs the one before, and prometheus needs the operator. Unset
-	// means git, flux and operator.
+	// Addons are installed in the fixed order registry, git, flux, operator, mesh-mirror,
+	// prometheus; git, flux and operator each need the one before, and prometheus needs the
+	// operator. Unset means git, flux and operator.
 	Addons []string `json:"addons,omitempty"`
 	// AddonPlacement is where Flux and the operator run: "host" (processes of this machine,
 	// each with its cluster's kubeconfig) or "cluster" (workloads in the clusters, from images,
@@ -122,6 +125,8 @@ type Topology struct {
 	MeshMirror MeshMirrorOptions `json:"meshMirror,omitzero"`
 	// Prometheus configures the prometheus add-on.
 	Prometheus PrometheusOptions `json:"prometheus,omitzero"`
+	// Registry configures the registry add-on.
+	Registry RegistryOptions `json:"registry,omitzero"`
 	// Images says where the datapath tier's images come from: "upstream" (the default: the
 	// nodes pull kindest/node's, quay.io's Cilium and ghcr.io's Flux images) or "local" (only
 	// images built on this machine by `polykube-testbed images build`; nothing is pulled).
@@ -210,6 +215,14 @@ type PrometheusOptions struct {
 	// test bed's copy of the rules only, so that a scenario can wait an alert out (the shipped
 	// PolykubeFailoverActiveTooLong waits 30 minutes). Unset, the rules run as shipped.
 	AlertForAtMost Duration `json:"alertForAtMost,omitzero"`
+}
+
+// RegistryOptions configure the registry add-on.
+type RegistryOptions struct {
+	// Address is the IP address the registry listens on, over plain HTTP (default 127.0.0.1:
+	// the hermetic tier's Flux and operators are processes of this machine). Kind nodes would
+	// reach it at their docker network's gateway; their containerd is not yet configured to.
+	Address string `json:"address,omitempty"`
 }
 
 // Wait is a timeout and a polling interval.
@@ -308,6 +321,9 @@ func (t *Topology) SetDefaults() {
 			t.MeshMirror.CacheTTL.Duration = 5 * time.Second
 		}
 	}
+	if t.HasAddon(AddonRegistry) && t.Registry.Address == "" {
+		t.Registry.Address = "127.0.0.1"
+	}
 	for i := range t.Clusters {
 		if t.Clusters[i].FakeNodes == 0 && t.Provider == ProviderKwok {
 			t.Clusters[i].FakeNodes = 1
@@ -405,6 +421,9 @@ func (t *Topology) Validate() error {
 	}
 	if t.HasAddon(AddonMeshMirror) && t.MeshMirror.Interval.Duration < 100*time.Millisecond {
 		add("meshMirror.interval: %s is too short; use at least 100ms", t.MeshMirror.Interval.Duration)
+	}
+	if _, err := netip.ParseAddr(t.Registry.Address); t.Registry.Address != "" && err != nil {
+		add("registry.address: %q is not an IP address; give the address the registry listens on (127.0.0.1, or the docker network's gateway for kind nodes)", t.Registry.Address)
 	}
 	if t.Flux.ApplyInterval.Duration < time.Second {
 		add("flux.applyInterval: %s is too short; use at least 1s", t.Flux.ApplyInterval.Duration)

@@ -167,6 +167,8 @@ type Scenario struct {
 	pods map[string][]string
 	// upgrade is the upgrade scenario's operators and recorded fleet (upgrade.go).
 	upgrade *upgrade
+	// registryRelease is the release the registry scenario published.
+	registryRelease *registryRelease
 	// marks are when things happened (a fault injected, the mesh changing, a failover
 	// done), for steps that check an order and for the figures.
 	marks map[string]time.Time

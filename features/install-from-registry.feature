@@ -1,0 +1,31 @@
+@hermetic @registry @host-operators
+Feature: Installing Polykube from its release in a registry
+  A user installs Polykube as Flux installs anything it did not build: `make release` and
+  `make publish` put the operator image and the Flux artifact of the gitops tree in an OCI
+  registry, and each cluster's Flux reads the artifact through an OCIRepository, its
+  Kustomization applying the operator with that cluster's name (examples/flux-oci/polykube.yaml,
+  the manifests the README gives). The test bed runs a registry of its own for this. kwok runs
+  no pods, so the test bed pulls the image the applied Deployment names from the registry and
+  runs the binary inside it as the cluster's operator: the binary that serves is the one the
+  registry holds.
+
+  Background:
+    Given a federation of the clusters "alpha", "beta" and "gamma"
+
+  Scenario: Flux installs the operator from the release's artifact in the registry
+    Given a release of this tree is published to the test bed's registry
+    When cluster "alpha" installs Polykube from the release's Flux artifact in the registry
+    Then the operator Deployment Flux applied in cluster "alpha" names the release's image by digest and the cluster's name
+    And cluster "alpha" runs the operator binary of that image, pulled from the registry
+    Given a Workload "web" with strategy Static, targeting:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 1        |
+      | gamma   | 1        |
+    When I commit the Workload "web" to Git
+    Then the replicas of "web" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 1        |
+      | gamma   | 1        |
+    And every cluster computed the same allocation for "web"
