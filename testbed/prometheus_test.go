@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/topology"
@@ -109,27 +106,4 @@ func TestPrometheusAddon(t *testing.T) {
 		g.Expect(ok).To(gomega.BeFalse(), "the refusal in %s must not fire in %s", c, other)
 	})
 
-	t.Run("an operator run with leader election reports that it leads", func(t *testing.T) {
-		g := gomega.NewWithT(t)
-		const c = "gcp-europe-west3"
-		g.Expect(tb.SetOperatorLeaderElection(ctx, c, true)).To(gomega.Succeed())
-		g.Expect(tb.state.Clusters[c].Operator.LeaderElect).To(gomega.BeTrue(), "the run's state keeps the setting for the operator fault")
-		p := prom(c)
-		g.Expect(waitFor("the operator of "+c+" to report that it leads", 2*time.Minute, func(ctx context.Context) error {
-			s, err := p.Query(ctx, `leader_election_master_status{job="`+PrometheusJob+`"} == 1`)
-			if err == nil && len(s) != 1 {
-				err = fmt.Errorf("leader_election_master_status == 1 has %d series", len(s))
-			}
-			return err
-		})).To(gomega.Succeed())
-		// Without it again, the process stopped gracefully (SIGTERM): it gave the Lease up.
-		g.Expect(tb.SetOperatorLeaderElection(ctx, c, false)).To(gomega.Succeed())
-		g.Expect(tb.state.Clusters[c].Operator.LeaderElect).To(gomega.BeFalse())
-		cl, err := tb.Client(c)
-		g.Expect(err).NotTo(gomega.HaveOccurred())
-		leases := &coordinationv1.LeaseList{}
-		g.Expect(cl.List(ctx, leases, client.InNamespace(tb.state.Operator.ServiceAccount.Namespace))).To(gomega.Succeed())
-		g.Expect(leases.Items).To(gomega.HaveLen(1), "the operator's leader election Lease")
-		g.Expect(ptr.Deref(leases.Items[0].Spec.HolderIdentity, "")).To(gomega.BeEmpty(), "a leader stopped gracefully releases its Lease")
-	})
 }
