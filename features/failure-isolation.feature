@@ -51,6 +51,16 @@ Feature: Failure isolation
       | gamma   | 4        |
     And no Deployment of "web" was deleted or duplicated
 
+  # PolykubeOperatorDown waits 10m in gitops/monitoring; the test bed's Prometheus evaluates it
+  # with a `for` of at most 20s (scenarios/topology.yaml, prometheus.alertForAtMost).
+  # wip: not yet run, the prometheus and Flux tool groups were still building cold when session 4 ended
+  @prometheus @wip
+  Scenario: A stopped operator raises an alert in its own cluster and in no other
+    When the operator of cluster "gamma" is stopped
+    Then the alert PolykubeOperatorDown fires in cluster "gamma" and in no other cluster
+    When the operator of cluster "gamma" is restarted
+    Then the alert PolykubeOperatorDown is no longer active in any cluster
+
   Scenario: While the Git server is down every cluster keeps serving its last state
     When the Git server is stopped
     Then every cluster reports that it cannot fetch from Git

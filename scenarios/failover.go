@@ -133,28 +133,3 @@ func sharesCell(column, cell string) (map[string]int32, error) {
 	}
 	return out, nil
 }
-
-// Steps of the alert scenarios (features/capacity-failover.feature, tagged @prometheus).
-func alertSteps(r *registry) {
-	r.step(`^the alert (\w+) fires for "([^"]*)" in clusters? (.+)$`, func(ctx context.Context, alert, workload, list string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			clusters, err := quotedList(list)
-			if err != nil {
-				return err
-			}
-			return s.AwaitAlert(ctx, clusters, alert, workload, true)
-		})
-	})
-	r.step(`^the alert (\w+) for "([^"]*)" is no longer active in any cluster$`, func(ctx context.Context, alert, workload string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			return s.AwaitAlert(ctx, s.Fed.Clusters(), alert, workload, false)
-		})
-	})
-}
-
-// Steps of the dashboard scenario (features/capacity-failover.feature, tagged @prometheus).
-func dashboardSteps(r *registry) {
-	r.step(`^every panel of the dashboard but "([^"]*)" shows a series from a cluster's Prometheus$`, func(ctx context.Context, except string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitDashboardSeries(ctx, except) })
-	})
-}

@@ -18,6 +18,12 @@ func mistakeSteps(r *registry) {
 	r.step(`^the operator of cluster "([^"]*)" is started with the cluster name "([^"]*)"$`, func(ctx context.Context, cluster, name string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.StartOperatorAs(ctx, cluster, name) })
 	})
+	r.step(`^a second replica of the operator of cluster "([^"]*)" is started with the cluster name "([^"]*)"$`, func(ctx context.Context, cluster, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.StartReplicaAs(ctx, cluster, name) })
+	})
+	r.step(`^the operator of cluster "([^"]*)" is rolled out again with its own name$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.RestartOperatorAsItself(ctx, cluster) })
+	})
 	r.step(`^the operator refuses to run, saying that this cluster is pinned to "([^"]*)" and not "([^"]*)"$`, func(ctx context.Context, pinned, startedAs string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.CheckOperatorRefused(pinned, startedAs) })
 	})

@@ -74,6 +74,14 @@ type OperatorImpersonation interface {
 	StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error)
 }
 
+// OperatorReplicas is the optional ability of a bed whose operators run as host processes to
+// start one more replica of a cluster's running operator under another member's
+// --cluster-name, as a rollout with a CLUSTER_NAME copied from another cluster would while its
+// old pod still runs, returning what the replica printed when it refused to run.
+type OperatorReplicas interface {
+	StartReplicaAs(ctx context.Context, cluster, clusterName string) (string, error)
+}
+
 // OperatorBinaries is the optional ability of a bed whose operators run as host processes to
 // run another operator binary in one cluster (an empty binary: the run's own again), as an
 // upgrade moves one cluster at a time, and to say which binary a cluster runs.
@@ -288,6 +296,7 @@ var (
 	_ MeshMirror            = HermeticBed{}
 	_ OperatorKubeconfigs   = HermeticBed{}
 	_ OperatorBinaries      = HermeticBed{}
+	_ OperatorReplicas      = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with

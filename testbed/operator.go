@@ -80,22 +80,24 @@ func (tb *Testbed) startOperator(ctx context.Context, cluster string, freshToken
 	return tb.startProc(ctx, proc.Spec{
 		Name:      operatorProc(cluster),
 		Path:      tb.operatorBinary(cs),
-		Args:      operatorArgs(cluster, cs),
+		Args:      operatorArgs(cluster, cs.Operator.Metrics, cs.Operator.Health),
 		Env:       []string{"KUBECONFIG=" + cs.Operator.Kubeconfig},
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health),
 	})
 }
 
-// operatorArgs are the arguments of the operator of a cluster, started as clusterName.
-func operatorArgs(clusterName string, cs *ClusterState) []string {
+// operatorArgs are the arguments of the operator of a cluster, started as clusterName on the
+// given metrics and health ports.
+func operatorArgs(clusterName string, metrics, health int) []string {
 	return []string{
 		"--cluster-name=" + clusterName,
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", cs.Operator.Metrics),
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cs.Operator.Health),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
 	}
 }
 
-// ErrOperatorRan is returned by StartOperatorAs when the operator did not refuse to run.
+// ErrOperatorRan is returned by StartOperatorAs and StartReplicaAs when the operator did not
+// refuse to run.
 var ErrOperatorRan = errors.New("the operator did not refuse to run")
 
 // StartOperatorAs runs the cluster's operator once with another --cluster-name, with the
@@ -105,19 +107,44 @@ var ErrOperatorRan = errors.New("the operator did not refuse to run")
 // error; it is then stopped. The cluster's own operator must be stopped first (the ports are
 // its own).
 func (tb *Testbed) StartOperatorAs(ctx context.Context, cluster, clusterName string) (string, error) {
+	return tb.runOperatorAs(ctx, cluster, clusterName, false)
+}
+
+// StartReplicaAs runs one more replica of the cluster's operator, beside the running one and
+// on ports of its own, with another --cluster-name: as a rollout of the operator Deployment
+// with a CLUSTER_NAME copied from another cluster starts a new pod while the old one still
+// runs. It returns what the replica printed when it refused to run, and wraps ErrOperatorRan
+// as StartOperatorAs does. The cluster's own operator must be running.
+func (tb *Testbed) StartReplicaAs(ctx context.Context, cluster, clusterName string) (string, error) {
+	return tb.runOperatorAs(ctx, cluster, clusterName, true)
+}
+
+func (tb *Testbed) runOperatorAs(ctx context.Context, cluster, clusterName string, beside bool) (string, error) {
 	tb.mu.Lock()
 	cs := tb.state.Clusters[cluster]
 	tb.mu.Unlock()
 	if cs == nil || cs.Operator.Kubeconfig == "" || tb.state.Operator.Binary == "" {
 		return "", fmt.Errorf("cluster %s runs no operator: was the operator add-on brought up?", cluster)
 	}
-	if _, running := tb.procs.Running(operatorProc(cluster)); running {
+	_, running := tb.procs.Running(operatorProc(cluster))
+	metrics, health := cs.Operator.Metrics, cs.Operator.Health
+	switch {
+	case running && !beside:
 		return "", fmt.Errorf("the operator of cluster %s is running: stop it first (fault stop operator)", cluster)
+	case !running && beside:
+		return "", fmt.Errorf("the operator of cluster %s is not running, so no replica can start beside it: start it first (fault start operator)", cluster)
+	case beside:
+		p, err := ports.Free(2)
+		if err != nil {
+			return "", err
+		}
+		metrics, health = p[0], p[1]
 	}
 	w := tb.wait(topology.WaitProcess)
 	runCtx, cancel := context.WithTimeout(ctx, w.Timeout.Duration)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, tb.operatorBinary(cs), operatorArgs(clusterName, cs)...)
+	args := operatorArgs(clusterName, metrics, health)
+	cmd := exec.CommandContext(runCtx, tb.operatorBinary(cs), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cs.Operator.Kubeconfig)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

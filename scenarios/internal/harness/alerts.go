@@ -19,8 +19,8 @@ func (sc *Scenario) prometheus(cluster string) (*promserver.Server, error) {
 }
 
 // alertState returns the state (firing, pending, or "" when absent) of the alert of that name
-// whose labels include the workload's namespace and name, in the cluster's Prometheus.
-func (sc *Scenario) alertState(ctx context.Context, cluster, alert, workload string) (string, error) {
+// whose labels include every label given, in the cluster's Prometheus.
+func (sc *Scenario) alertState(ctx context.Context, cluster, alert string, labels map[string]string) (string, error) {
 	p, err := sc.prometheus(cluster)
 	if err != nil {
 		return "", err
@@ -31,18 +31,48 @@ func (sc *Scenario) alertState(ctx context.Context, cluster, alert, workload str
 	}
 	state := ""
 	for _, a := range alerts {
-		if a.Labels["alertname"] == alert && a.Labels["namespace"] == sc.Namespace && a.Labels["workload"] == workload {
-			if a.State == "firing" || state == "" {
-				state = a.State
-			}
+		if a.Labels["alertname"] != alert || !hasLabels(a.Labels, labels) {
+			continue
+		}
+		if a.State == "firing" || state == "" {
+			state = a.State
 		}
 	}
 	return state, nil
 }
 
-// AwaitAlert waits until, in each named cluster's Prometheus, the alert for the Workload is
-// firing (firing true) or is neither pending nor firing (firing false).
-func (sc *Scenario) AwaitAlert(ctx context.Context, clusters []string, alert, workload string, firing bool) error {
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// WorkloadAlert names an alert about a Workload of the scenario (the labels of
+// PolykubeFailoverActiveTooLong).
+func (sc *Scenario) WorkloadAlert(workload string) (about string, labels map[string]string) {
+	return fmt.Sprintf("for %q", workload), map[string]string{"namespace": sc.Namespace, "workload": workload}
+}
+
+// MemberAlert names an alert about a ClusterMember (the label of PolykubeIdentityRefused).
+func MemberAlert(member string) (about string, labels map[string]string) {
+	return fmt.Sprintf("for the ClusterMember %q", member), map[string]string{"clustermember": member}
+}
+
+// alertName is the alert's name and what it is about ("" for an alert of the whole cluster).
+func alertName(alert, about string) string {
+	if about == "" {
+		return alert
+	}
+	return alert + " " + about
+}
+
+// AwaitAlert waits until, in each named cluster's Prometheus, the alert with the labels is
+// firing (firing true) or is neither pending nor firing (firing false). about names what the
+// labels select, for the messages; no labels select every alert of that name.
+func (sc *Scenario) AwaitAlert(ctx context.Context, clusters []string, alert, about string, labels map[string]string, firing bool) error {
 	want := "firing"
 	if !firing {
 		want = "neither pending nor firing"
@@ -52,11 +82,11 @@ func (sc *Scenario) AwaitAlert(ctx context.Context, clusters []string, alert, wo
 			return err
 		}
 	}
-	what := fmt.Sprintf("%s for %q to be %s in the Prometheus of %s", alert, workload, want, strings.Join(clusters, ", "))
+	what := fmt.Sprintf("%s to be %s in the Prometheus of %s", alertName(alert, about), want, strings.Join(clusters, ", "))
 	return Await(ctx, sc.Config.Wait(WaitAlert), what, func(ctx context.Context) error {
 		var problems []string
 		for _, cl := range clusters {
-			state, err := sc.alertState(ctx, cl, alert, workload)
+			state, err := sc.alertState(ctx, cl, alert, labels)
 			if err != nil {
 				return err
 			}
@@ -72,4 +102,24 @@ func (sc *Scenario) AwaitAlert(ctx context.Context, clusters []string, alert, wo
 		}
 		return nil
 	})
+}
+
+// CheckAlertInactive fails if the alert with the labels is pending or firing, now, in the
+// Prometheus of any of the clusters: an alert that fires in one cluster must not fire in the
+// others, whose operators act on their own view.
+func (sc *Scenario) CheckAlertInactive(ctx context.Context, clusters []string, alert, about string, labels map[string]string) error {
+	var active []string
+	for _, cl := range clusters {
+		state, err := sc.alertState(ctx, cl, alert, labels)
+		if err != nil {
+			return err
+		}
+		if state != "" {
+			active = append(active, fmt.Sprintf("%s: %s", cl, state))
+		}
+	}
+	if len(active) > 0 {
+		return fmt.Errorf("%s must not be active in these clusters, but is (%s)", alertName(alert, about), strings.Join(active, "; "))
+	}
+	return nil
 }

@@ -49,6 +49,47 @@ func (sc *Scenario) StartOperatorAs(ctx context.Context, cluster, name string) e
 	return nil
 }
 
+// StartReplicaAs starts one more replica of the cluster's running operator with another
+// member's --cluster-name, as a rollout of the operator Deployment with a CLUSTER_NAME copied
+// from another cluster would while its old pod still runs; it remembers what the replica said
+// when it refused to run. The running operator goes on.
+func (sc *Scenario) StartReplicaAs(ctx context.Context, cluster, name string) error {
+	rb, ok := sc.Fed.Faults().(testbed.OperatorReplicas)
+	if !ok {
+		return fmt.Errorf("the %s test bed cannot start a second replica of an operator (implemented on kwok only; see docs/known-limitations.md)", sc.Fed.Provider())
+	}
+	// The refusal leaves the pinned member's OperatorIdentity False (and its alert firing)
+	// until the operator starts as itself; a scenario that stops before it does that here.
+	if !slices.Contains(sc.identityRefused, cluster) {
+		sc.identityRefused = append(sc.identityRefused, cluster)
+		sc.OnTeardown("restart the operator of "+cluster+" as itself", func(ctx context.Context) error {
+			if !slices.Contains(sc.identityRefused, cluster) {
+				return nil
+			}
+			return sc.RestartOperatorAsItself(ctx, cluster)
+		})
+	}
+	out, err := rb.StartReplicaAs(ctx, cluster, name)
+	sc.operatorOutput = out
+	if err != nil {
+		return fmt.Errorf("start a second replica of the operator of cluster %q as %q: %w (it printed: %s)", cluster, name, err, lastLines(out, 10))
+	}
+	return nil
+}
+
+// RestartOperatorAsItself restarts the cluster's operator under its own name, as the rollout
+// of a fixed CLUSTER_NAME replaces its pod.
+func (sc *Scenario) RestartOperatorAsItself(ctx context.Context, cluster string) error {
+	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
+		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
+	}
+	if err := sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster); err != nil {
+		return fmt.Errorf("start the operator of cluster %q again: %w", cluster, err)
+	}
+	sc.identityRefused = slices.DeleteFunc(sc.identityRefused, func(c string) bool { return c == cluster })
+	return nil
+}
+
 // CheckOperatorRefused checks that the last operator started as another member said that it
 // refused, naming the member the cluster is pinned to and the name it was started with.
 func (sc *Scenario) CheckOperatorRefused(pinned, startedAs string) error {

@@ -158,6 +158,9 @@ type Scenario struct {
 
 	// operatorOutput is what the last operator started as another member printed.
 	operatorOutput string
+	// identityRefused are the clusters where a replica refused its identity and whose operator
+	// has not restarted as itself since (that resets the pinned member's condition).
+	identityRefused []string
 	// operatorKustomizations are the specs of each cluster's operator Kustomization, saved
 	// before a step deletes or renames it.
 	operatorKustomizations map[string]map[string]any
