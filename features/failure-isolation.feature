@@ -53,8 +53,7 @@ Feature: Failure isolation
 
   # PolykubeOperatorDown waits 10m in gitops/monitoring; the test bed's Prometheus evaluates it
   # with a `for` of at most 20s (scenarios/topology.yaml, prometheus.alertForAtMost).
-  # wip: not yet run, the prometheus and Flux tool groups were still building cold when session 4 ended
-  @prometheus @wip
+  @prometheus
   Scenario: A stopped operator raises an alert in its own cluster and in no other
     When the operator of cluster "gamma" is stopped
     Then the alert PolykubeOperatorDown fires in cluster "gamma" and in no other cluster

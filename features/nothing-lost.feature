@@ -38,8 +38,7 @@ Feature: Nothing is lost by a mistake
 
   # PolykubeIdentityRefused waits 1m in gitops/monitoring; the test bed's Prometheus evaluates
   # it with a `for` of at most 20s (scenarios/topology.yaml, prometheus.alertForAtMost).
-  # wip: not yet run, the prometheus and Flux tool groups were still building cold when session 4 ended
-  @prometheus @wip
+  @prometheus
   Scenario: A replica started with another cluster's name raises the identity alert in that cluster
     A rollout of the operator with a CLUSTER_NAME copied from another cluster starts a new
     replica while the old one still runs: the new one refuses, and the one that runs reports it.

@@ -58,7 +58,13 @@ func alertSteps(r *registry) {
 
 // Steps of the dashboard scenario (features/capacity-failover.feature, tagged @prometheus).
 func dashboardSteps(r *registry) {
-	r.step(`^every panel of the dashboard but "([^"]*)" shows a series from a cluster's Prometheus$`, func(ctx context.Context, except string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitDashboardSeries(ctx, except) })
+	r.step(`^the operator of cluster "([^"]*)" runs with leader election, as gitops/operator runs it$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.RunOperatorWithLeaderElection(ctx, cluster) })
+	})
+	r.step(`^the operator of cluster "([^"]*)" holds a leader election Lease in "([^"]*)"$`, func(ctx context.Context, cluster, namespace string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitLeaseHeld(ctx, cluster, namespace) })
+	})
+	r.step(`^every panel of the dashboard shows a series from a cluster's Prometheus$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitDashboardSeries(ctx) })
 	})
 }

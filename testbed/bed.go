@@ -82,6 +82,12 @@ type OperatorReplicas interface {
 	StartReplicaAs(ctx context.Context, cluster, clusterName string) (string, error)
 }
 
+// OperatorLeaderElection is the optional ability of a bed whose operators run as host
+// processes to run a cluster's operator with leader election on or off (off by default).
+type OperatorLeaderElection interface {
+	SetOperatorLeaderElection(ctx context.Context, cluster string, on bool) error
+}
+
 // OperatorBinaries is the optional ability of a bed whose operators run as host processes to
 // run another operator binary in one cluster (an empty binary: the run's own again), as an
 // upgrade moves one cluster at a time, and to say which binary a cluster runs.
@@ -291,12 +297,13 @@ type HermeticBed struct {
 }
 
 var (
-	_ Bed                   = HermeticBed{}
-	_ OperatorImpersonation = HermeticBed{}
-	_ MeshMirror            = HermeticBed{}
-	_ OperatorKubeconfigs   = HermeticBed{}
-	_ OperatorBinaries      = HermeticBed{}
-	_ OperatorReplicas      = HermeticBed{}
+	_ Bed                    = HermeticBed{}
+	_ OperatorImpersonation  = HermeticBed{}
+	_ MeshMirror             = HermeticBed{}
+	_ OperatorKubeconfigs    = HermeticBed{}
+	_ OperatorBinaries       = HermeticBed{}
+	_ OperatorReplicas       = HermeticBed{}
+	_ OperatorLeaderElection = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with

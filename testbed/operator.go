@@ -80,20 +80,31 @@ func (tb *Testbed) startOperator(ctx context.Context, cluster string, freshToken
 	return tb.startProc(ctx, proc.Spec{
 		Name:      operatorProc(cluster),
 		Path:      tb.operatorBinary(cs),
-		Args:      operatorArgs(cluster, cs.Operator.Metrics, cs.Operator.Health),
+		Args:      tb.clusterOperatorArgs(cluster, cs),
 		Env:       []string{"KUBECONFIG=" + cs.Operator.Kubeconfig},
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.Operator.Health),
 	})
 }
 
 // operatorArgs are the arguments of the operator of a cluster, started as clusterName on the
-// given metrics and health ports.
-func operatorArgs(clusterName string, metrics, health int) []string {
-	return []string{
+// given metrics and health ports; with leader election, as gitops/operator runs it, holding
+// its Lease in leaseNamespace (the operator's own, named explicitly: a process outside the
+// cluster has no in-cluster namespace to default to).
+func operatorArgs(clusterName string, metrics, health int, leaderElect bool, leaseNamespace string) []string {
+	args := []string{
 		"--cluster-name=" + clusterName,
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
 	}
+	if leaderElect {
+		args = append(args, "--leader-elect", "--leader-election-namespace="+leaseNamespace)
+	}
+	return args
+}
+
+// clusterOperatorArgs are the arguments of the cluster's own operator process.
+func (tb *Testbed) clusterOperatorArgs(cluster string, cs *ClusterState) []string {
+	return operatorArgs(cluster, cs.Operator.Metrics, cs.Operator.Health, cs.Operator.LeaderElect, tb.state.Operator.ServiceAccount.Namespace)
 }
 
 // ErrOperatorRan is returned by StartOperatorAs and StartReplicaAs when the operator did not
@@ -143,7 +154,7 @@ func (tb *Testbed) runOperatorAs(ctx context.Context, cluster, clusterName strin
 	w := tb.wait(topology.WaitProcess)
 	runCtx, cancel := context.WithTimeout(ctx, w.Timeout.Duration)
 	defer cancel()
-	args := operatorArgs(clusterName, metrics, health)
+	args := operatorArgs(clusterName, metrics, health, cs.Operator.LeaderElect, tb.state.Operator.ServiceAccount.Namespace)
 	cmd := exec.CommandContext(runCtx, tb.operatorBinary(cs), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cs.Operator.Kubeconfig)
 	out, err := cmd.CombinedOutput()
@@ -157,6 +168,45 @@ func (tb *Testbed) runOperatorAs(ctx context.Context, cluster, clusterName strin
 		return "", fmt.Errorf("run the operator of cluster %s as %q: %w", cluster, clusterName, err)
 	}
 	return string(out), fmt.Errorf("%w: started as %q in cluster %s, it exited without an error", ErrOperatorRan, clusterName, cluster)
+}
+
+// SetOperatorLeaderElection runs the cluster's operator with leader election on or off. The
+// operator of gitops/operator elects a leader among its two replicas through a Lease in its
+// namespace; the test bed runs one process per cluster and, by default, without it: a
+// leader whose API server stops loses the Lease after its renew deadline and exits, and
+// nothing on the host restarts it as the kubelet would, so the scenarios that stop an API
+// server would lose that cluster's operator. Turned on, the setting is recorded in the run's
+// state (the operator fault keeps it) and the process is restarted gracefully (SIGTERM, as
+// the kubelet sends), so that a leader gives its Lease up (ReleaseOnCancel) and the next
+// process takes it at once. It returns once the new process answers its health probe.
+func (tb *Testbed) SetOperatorLeaderElection(ctx context.Context, cluster string, on bool) error {
+	tb.mu.Lock()
+	cs := tb.state.Clusters[cluster]
+	own := tb.state.Operator.Binary
+	tb.mu.Unlock()
+	if cs == nil {
+		return fmt.Errorf("cluster %s is not up", cluster)
+	}
+	if own == "" {
+		return fmt.Errorf("the run has no operator add-on: bring it up with the operator add-on before turning leader election on in cluster %s", cluster)
+	}
+	_, running := tb.procs.Running(operatorProc(cluster))
+	if cs.Operator.LeaderElect == on && running {
+		return nil
+	}
+	if err := tb.procs.Stop(ctx, operatorProc(cluster), false, tb.wait(topology.WaitProcess)); err != nil {
+		return fmt.Errorf("stop the operator of cluster %s: %w", cluster, err)
+	}
+	tb.mu.Lock()
+	cs.Operator.LeaderElect = on
+	tb.mu.Unlock()
+	if err := tb.saveState(); err != nil {
+		return err
+	}
+	if err := tb.startOperator(ctx, cluster, true); err != nil {
+		return fmt.Errorf("start the operator of cluster %s (leader election %t): %w", cluster, on, err)
+	}
+	return nil
 }
 
 // OperatorKubeconfig is the path of the kubeconfig the cluster's operator runs with.

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
@@ -78,16 +79,11 @@ func TestPrometheusAddon(t *testing.T) {
 		const c, other = "aws-eu-central-1", "gcp-europe-west3"
 		// Beside the running operator, as a second replica copied from the other cluster's
 		// entry point would run: it refuses at start and marks the member's condition.
-		p, err := ports.Free(2)
-		g.Expect(err).NotTo(gomega.HaveOccurred())
-		runCtx, cancelRun := context.WithTimeout(ctx, time.Minute)
-		defer cancelRun()
-		cmd := exec.CommandContext(runCtx, tb.state.Operator.Binary, "--cluster-name="+other,
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", p[0]), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", p[1]))
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+tb.OperatorKubeconfig(c))
-		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		g.Expect(errors.As(err, &exit)).To(gomega.BeTrue(), "the operator started as %s in %s must refuse to run: %v\n%s", other, c, err, out)
+		out, err := tb.StartReplicaAs(ctx, c, other)
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "the operator started as %s beside the one of %s must refuse to run:\n%s", other, c, out)
+		g.Expect(out).To(gomega.ContainSubstring("refuses to act as another member"))
+		_, running := tb.procs.Running(operatorProc(c))
+		g.Expect(running).To(gomega.BeTrue(), "the operator of %s must run on beside the refused replica", c)
 
 		firing := func(p *promserver.Server) (bool, error) {
 			alerts, err := p.Alerts(ctx)
@@ -111,5 +107,29 @@ func TestPrometheusAddon(t *testing.T) {
 		ok, err := firing(prom(other))
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(ok).To(gomega.BeFalse(), "the refusal in %s must not fire in %s", c, other)
+	})
+
+	t.Run("an operator run with leader election reports that it leads", func(t *testing.T) {
+		g := gomega.NewWithT(t)
+		const c = "gcp-europe-west3"
+		g.Expect(tb.SetOperatorLeaderElection(ctx, c, true)).To(gomega.Succeed())
+		g.Expect(tb.state.Clusters[c].Operator.LeaderElect).To(gomega.BeTrue(), "the run's state keeps the setting for the operator fault")
+		p := prom(c)
+		g.Expect(waitFor("the operator of "+c+" to report that it leads", 2*time.Minute, func(ctx context.Context) error {
+			s, err := p.Query(ctx, `leader_election_master_status{job="`+PrometheusJob+`"} == 1`)
+			if err == nil && len(s) != 1 {
+				err = fmt.Errorf("leader_election_master_status == 1 has %d series", len(s))
+			}
+			return err
+		})).To(gomega.Succeed())
+		// Without it again, the process stopped gracefully (SIGTERM): it gave the Lease up.
+		g.Expect(tb.SetOperatorLeaderElection(ctx, c, false)).To(gomega.Succeed())
+		g.Expect(tb.state.Clusters[c].Operator.LeaderElect).To(gomega.BeFalse())
+		cl, err := tb.Client(c)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		leases := &coordinationv1.LeaseList{}
+		g.Expect(cl.List(ctx, leases, client.InNamespace(tb.state.Operator.ServiceAccount.Namespace))).To(gomega.Succeed())
+		g.Expect(leases.Items).To(gomega.HaveLen(1), "the operator's leader election Lease")
+		g.Expect(ptr.Deref(leases.Items[0].Spec.HolderIdentity, "")).To(gomega.BeEmpty(), "a leader stopped gracefully releases its Lease")
 	})
 }

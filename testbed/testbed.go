@@ -125,6 +125,8 @@ type OpState struct {
 	// Binary is the operator binary this cluster runs when it is not the run's own
 	// (OperatorState.Binary): set by UseOperator, as an upgrade moves one cluster at a time.
 	Binary string `json:"binary,omitempty"`
+	// LeaderElect runs the operator with leader election (SetOperatorLeaderElection).
+	LeaderElect bool `json:"leaderElect,omitempty"`
 }
 
 // OperatorState records what the operator add-on found in the operator base.

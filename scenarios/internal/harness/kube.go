@@ -12,6 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,7 +35,7 @@ var Scheme = func() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, discoveryv1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme,
 		apiextensionsv1.AddToScheme, polykubev1alpha1.AddToScheme,
-		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme,
+		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, coordinationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
