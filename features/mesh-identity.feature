@@ -23,7 +23,9 @@ Feature: A cluster that Cilium calls by another name
       | gamma   | 1      |
     And the Workload "web" fails over after 20s and gives back after 20s, with at most 2 extra replicas per cluster
     And I commit the Workload "web" to Git
-    And the ServiceEndpoint "web" for the Workload "web" with affinity none is committed to Git
+    # The others absorb gamma's share detectAfter after they start looking, which can be before
+    # every replica of the first rollout is ready: the allocation itself is not awaited.
+    And the ServiceEndpoint "web" for the Workload "web" with affinity none is committed to Git, its Workload's replicas not awaited
 
   Scenario: The others name the source that is no target in their failover status
     Then the Workload "web" in cluster "alpha" reports FailoverReady True with reason FailoverActive and a message naming "gamma-prod"
