@@ -288,19 +288,10 @@ func (sc *Scenario) CheckReleaseDeployment(ctx context.Context, cluster string) 
 	if err != nil {
 		return err
 	}
-	c, err := sc.Clients.Admin(cluster)
+	ctr, err := sc.appliedOperatorContainer(ctx, cluster)
 	if err != nil {
 		return err
 	}
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, d); err != nil {
-		return fmt.Errorf("get the operator Deployment in cluster %q: %w", cluster, err)
-	}
-	i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == operatorContainer })
-	if i < 0 {
-		return fmt.Errorf("the operator Deployment in cluster %q has no container %q", cluster, operatorContainer)
-	}
-	ctr := d.Spec.Template.Spec.Containers[i]
 	var errs []error
 	if want := r.manifest.Image.Repository + "@" + r.manifest.Image.Digest; ctr.Image != want {
 		errs = append(errs, fmt.Errorf("the operator image in cluster %q is %s, not the release's %s", cluster, ctr.Image, want))
@@ -323,19 +314,11 @@ func (sc *Scenario) RunOperatorFromRegistry(ctx context.Context, cluster string)
 	if err != nil {
 		return err
 	}
-	c, err := sc.Clients.Admin(cluster)
+	ctr, err := sc.appliedOperatorContainer(ctx, cluster)
 	if err != nil {
 		return err
 	}
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, d); err != nil {
-		return fmt.Errorf("get the operator Deployment in cluster %q: %w", cluster, err)
-	}
-	i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == operatorContainer })
-	if i < 0 {
-		return fmt.Errorf("the operator Deployment in cluster %q has no container %q", cluster, operatorContainer)
-	}
-	ref := d.Spec.Template.Spec.Containers[i].Image
+	ref := ctr.Image
 	bin := filepath.Join(r.dist, "pulled", cluster, "operator")
 	if err := regserver.PullEntrypoint(ctx, ref, "linux", runtime.GOARCH, bin); err != nil {
 		return fmt.Errorf("pull the operator of cluster %q: %w", cluster, err)
@@ -344,4 +327,21 @@ func (sc *Scenario) RunOperatorFromRegistry(ctx context.Context, cluster string)
 		return fmt.Errorf("run the operator pulled from %s in cluster %q: %w", ref, cluster, err)
 	}
 	return sc.AwaitOperatorVersion(ctx, cluster, r.manifest.Version)
+}
+
+// appliedOperatorContainer is the operator container of the Deployment Flux applied in cluster.
+func (sc *Scenario) appliedOperatorContainer(ctx context.Context, cluster string) (corev1.Container, error) {
+	c, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, d); err != nil {
+		return corev1.Container{}, fmt.Errorf("get the operator Deployment in cluster %q: %w", cluster, err)
+	}
+	i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == operatorContainer })
+	if i < 0 {
+		return corev1.Container{}, fmt.Errorf("the operator Deployment in cluster %q has no container %q", cluster, operatorContainer)
+	}
+	return d.Spec.Template.Spec.Containers[i], nil
 }
