@@ -416,7 +416,7 @@ func (r *Reconciler) now() time.Time {
 
 // allocationMessage is the Allocated condition's message: the share of the first maxListed
 // clusters, then how many more and the total, so that the message does not grow with the
-// roster (status.targets has every cluster's share).
+// roster (polykube-status recomputes every cluster's share, decision 0013).
 func allocationMessage(alloc placement.Allocation, bounds placement.BoundsAllocation) string {
 	if bounds != nil {
 		parts := make([]string, 0, min(len(bounds), maxListed))
@@ -438,7 +438,7 @@ func clustersInAll(clusters int, atLeast string, replicas int64) string {
 	if clusters <= maxListed {
 		return ""
 	}
-	return fmt.Sprintf(" (%s%d replicas over %d clusters; status.targets lists each)", atLeast, replicas, clusters)
+	return fmt.Sprintf(" (%s%d replicas over %d clusters; polykube-status lists each)", atLeast, replicas, clusters)
 }
 
 func pluralIs(n int) string {
