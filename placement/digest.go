@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
 
 // AllocationDigest is a short, order-independent digest of an allocation: the first 16
@@ -47,4 +49,23 @@ func (a Allocation) TargetsWithReplicas() int {
 		}
 	}
 	return n
+}
+
+// ReportedAllocation is the digest and the count of targets of the allocation a Workload's
+// status reports, in either layout: the full list of targets an operator before decision 0013
+// wrote (status.targets, digested here) or the digest a later one writes (status.allocation).
+// ok is false when the status reports no allocation. Readers of a fleet in the middle of an
+// upgrade (polykube-status, the scenarios, the soak) compare copies through it.
+func ReportedAllocation(st *polykubev1alpha1.WorkloadStatus) (digest string, targets int, ok bool) {
+	if len(st.Targets) > 0 {
+		alloc := make(Allocation, 0, len(st.Targets))
+		for _, t := range st.Targets {
+			alloc = append(alloc, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
+		}
+		return AllocationDigest(alloc), len(st.Targets), true
+	}
+	if a := st.Allocation; a != nil {
+		return a.Digest, int(a.Targets), true
+	}
+	return "", 0, false
 }

@@ -110,7 +110,8 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 
 	var slices discoveryv1.EndpointSliceList
-	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingLabelsSelector{Selector: meshview.Selector(service)}); err != nil {
+	// Only counted, never changed: the cache's objects without a deep copy of each peer's slice.
+	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingLabelsSelector{Selector: meshview.Selector(service)}, client.UnsafeDisableDeepCopy); err != nil {
 		return failoverOutcome{}, fmt.Errorf("list the mirrored EndpointSlices of Service %s/%s: %w", wl.Namespace, service, err)
 	}
 	ready := meshview.CountReady(slices.Items, types.NamespacedName{Namespace: wl.Namespace, Name: service}, r.ClusterName)

@@ -190,7 +190,8 @@ var memberAppearsChangesOrGoes = predicate.Funcs{
 func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Object) []reconcile.Request {
 	own := o.GetName() == r.ClusterName
 	list := &polykubev1alpha1.WorkloadList{}
-	if err := r.List(ctx, list); err != nil {
+	// Only their specs are read: no deep copy of every Workload per ClusterMember event.
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "List Workloads to re-check them after a ClusterMember change", "clusterMember", o.GetName())
 		return nil
 	}
