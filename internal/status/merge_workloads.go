@@ -220,8 +220,9 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 // reportedAllocation reads the allocation a copy's operator reports, in either layout: the
 // full list of targets an operator before decision 0013 wrote (status.targets, whose digest is
 // computed here), or the digest and count a later one writes (status.allocation). A copy that
-// has both (an operator upgraded mid-write never leaves one, but a hand edit could) is read by
-// its list.
+// has both is read by its list: only an operator of the previous release writes the list, and it
+// leaves the fields it does not know in place (a merge patch of what it decoded), so when both
+// are there the list is the newer (the two operator pods of one cluster during its rollout).
 func reportedAllocation(w *polykubev1alpha1.Workload, cell *WorkloadInCluster) {
 	for _, t := range w.Status.Targets {
 		cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
