@@ -197,17 +197,24 @@ func (p *Provider) Create(ctx context.Context, c topology.Cluster) (*provider.Cl
 		if err := os.MkdirAll(filepath.Dir(out.Kubeconfig), 0o755); err != nil {
 			return nil, err
 		}
-		err := p.kind.Create(c.Name,
-			kindcluster.CreateWithV1Alpha4Config(cfg),
-			kindcluster.CreateWithKubeconfigPath(out.Kubeconfig),
-			kindcluster.CreateWithDisplayUsage(false),
-			kindcluster.CreateWithDisplaySalutation(false),
-		)
+		err := p.createOnNetwork(c.Name, func() error {
+			return p.kind.Create(c.Name,
+				kindcluster.CreateWithV1Alpha4Config(cfg),
+				kindcluster.CreateWithKubeconfigPath(out.Kubeconfig),
+				kindcluster.CreateWithDisplayUsage(false),
+				kindcluster.CreateWithDisplaySalutation(false),
+			)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("create kind cluster %s: %w (is Docker running? `polykube-testbed up --dry-run` shows the config)", c.Name, err)
 		}
 	} else if err := p.writeKubeconfig(c.Name); err != nil {
 		return nil, err
+	}
+	if p.isolated() {
+		if err := p.JoinInternet(ctx, c.Name); err != nil {
+			return nil, err
+		}
 	}
 	rc, err := out.RESTConfig()
 	if err != nil {
@@ -246,6 +253,7 @@ func (p *Provider) Delete(_ context.Context, name string) error {
 	if err := p.kind.Delete(name, p.KubeconfigPath(name)); err != nil {
 		return fmt.Errorf("delete kind cluster %s: %w", name, err)
 	}
+	p.deleteNetworks(context.Background(), name)
 	return os.RemoveAll(filepath.Join(p.opts.Dir, name))
 }
 
