@@ -52,3 +52,27 @@ func newServeOverlayAgentCmd() *cobra.Command {
 	_ = cmd.MarkFlagRequired("peers")
 	return cmd
 }
+
+// newOverlayKeyCmd makes the node's WireGuard key pair (or reads the one it has) and prints
+// the public key: the test bed runs it in each node before the agent, to collect the public
+// keys the peer lists need; the private key stays in the node's state directory.
+func newOverlayKeyCmd() *cobra.Command {
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:    "overlay-key",
+		Short:  "Make this node's WireGuard key pair unless it has one, and print its public key",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			key, err := overlay.LoadOrCreateKey(stateDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), key.PublicKey().String())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "node-state-dir", "", "directory of the node's private key (made 0600 on first run)")
+	_ = cmd.MarkFlagRequired("node-state-dir")
+	return cmd
+}
