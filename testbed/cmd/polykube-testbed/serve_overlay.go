@@ -12,8 +12,8 @@ import (
 	"github.com/polykube/polykube/testbed/overlay"
 )
 
-// newServeOverlayAgentCmd is the WireGuard agent of one node (the overlay add-on, not wired
-// into any topology yet); it is not meant to be run by hand.
+// newServeOverlayAgentCmd is the WireGuard agent of one node, which the kind provider starts
+// in each node of an isolated topology (StartOverlay); it is not meant to be run by hand.
 func newServeOverlayAgentCmd() *cobra.Command {
 	var cfg overlay.Config
 	var address, peerFile string

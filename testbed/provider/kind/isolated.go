@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
 	"github.com/polykube/polykube/testbed/internal/execx"
+	"github.com/polykube/polykube/testbed/overlay"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -178,4 +182,32 @@ func internetFirewallScript(addr string, port int) string {
 	// IPv6 on the internet network is not used; drop it whole so that nothing slips by.
 	fmt.Fprintf(&b, "if ip6tables -w -t raw -L PREROUTING -n >/dev/null 2>&1; then ip6tables -w -t raw -C PREROUTING -i \"$dev\" -j DROP 2>/dev/null || ip6tables -w -t raw -I PREROUTING 1 -i \"$dev\" -j DROP; ip6tables -w -t raw -C OUTPUT -o \"$dev\" -j DROP 2>/dev/null || ip6tables -w -t raw -I OUTPUT 1 -o \"$dev\" -j DROP; fi\n")
 	return b.String()
+}
+
+// isolatedNodes are the nodes of a cluster of an isolated topology with their internet
+// addresses (kind's node.IP refuses a node on two networks) and the cluster's overlay address
+// as the address to probe.
+func (p *Provider) isolatedNodes(ctx context.Context, cluster string, ns []nodes.Node) ([]node, error) {
+	top := p.opts.Topology
+	probe := ""
+	if c := top.Cluster(cluster); c != nil && top.OverlayCIDR != "" {
+		if cidr, err := netip.ParsePrefix(top.OverlayCIDR); err == nil {
+			if a, err := overlay.OverlayAddress(cidr, c.ClusterID); err == nil {
+				probe = a.String()
+			}
+		}
+	}
+	out := make([]node, 0, len(ns))
+	for _, n := range ns {
+		ip, err := p.AddressOn(ctx, n.String(), InternetNetwork(top))
+		if err != nil {
+			return nil, err
+		}
+		if ip == "" {
+			return nil, fmt.Errorf("node %s of %s is not on the internet network %s (is it running? was it created with the isolated topology?)", n, cluster, InternetNetwork(top))
+		}
+		out = append(out, node{name: n.String(), ipv4: ip, probe: probe})
+	}
+	slices.SortFunc(out, func(x, y node) int { return strings.Compare(x.name, y.name) })
+	return out, nil
 }

@@ -135,6 +135,7 @@ clusters:
 	g.Expect(got).To(Equal(payload), "pod CIDR to pod CIDR over the overlay, 8 MiB")
 	t.Logf("over the overlay: TCP %s -> %s:%d connects; %d bytes %s -> %s in %s (%.0f Mbit/s, including docker exec)",
 		na, bOverlay, APIServerPort, got, podA, podB, took.Round(time.Millisecond), float64(payload)*8/took.Seconds()/1e6)
+	g.Expect(tcpConnects(ctx, na, bOwn, APIServerPort, "")).To(BeTrue(), "%s's address on its own network is routed into the overlay", nb)
 	g.Expect(tcpConnects(ctx, na, bInternet, APIServerPort, "")).To(BeFalse(), "the internet network still carries only the overlay")
 
 	// The partition: each side drops the other from its peers.
@@ -145,7 +146,19 @@ clusters:
 	g.Expect(p.SetOverlayPeers(ctx, nodes, a)).To(Succeed())
 	g.Expect(p.SetOverlayPeers(ctx, nodes, b)).To(Succeed())
 	g.Eventually(func() bool { return tcpConnects(ctx, na, bOverlay, APIServerPort, "") }, 30*time.Second, time.Second).Should(BeTrue(), "healed")
-	t.Logf("partition: the overlay between %s and %s cut and healed", a, b)
+	t.Logf("partition: the overlay between %s and %s cut (peers removed) and healed", a, b)
+
+	// The provider's Partitioner, as the scenarios' partition step uses it: the overlay's UDP
+	// between the two is dropped.
+	began = time.Now()
+	g.Expect(p.Partition(ctx, a, b)).To(Succeed())
+	g.Expect(tcpConnects(ctx, na, podB, APIServerPort, podA)).To(BeFalse(), "Partition: pod CIDRs")
+	g.Expect(tcpConnects(ctx, nb, overlayAddrOf(nodes, a), APIServerPort, "")).To(BeFalse(), "Partition: both ways")
+	cut := time.Since(began)
+	began = time.Now()
+	g.Expect(p.Heal(ctx, a, b)).To(Succeed())
+	g.Expect(tcpConnects(ctx, na, podB, APIServerPort, podA)).To(BeTrue(), "healed: pod CIDRs")
+	t.Logf("Partition: overlay UDP between %s and %s dropped in %s, healed in %s", a, b, cut.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 }
 
 type testLog struct{ t *testing.T }
@@ -210,4 +223,13 @@ func transfer(t *testing.T, from, to, src, dst string, n int) int {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return got
+}
+
+func overlayAddrOf(nodes []OverlayNode, cluster string) string {
+	for _, n := range nodes {
+		if n.Cluster == cluster {
+			return n.Address.Addr().String()
+		}
+	}
+	return ""
 }

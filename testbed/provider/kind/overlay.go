@@ -45,6 +45,10 @@ type OverlayNode struct {
 	Cluster, Node string
 	// Endpoint is where the node receives WireGuard (its internet address and the port).
 	Endpoint string
+	// NodeIP is the node's address on its cluster's own network (its Kubernetes InternalIP):
+	// the peers route it into the overlay, so that Cilium's tunnels and ClusterMesh, which
+	// address nodes by it, cross the overlay.
+	NodeIP netip.Addr
 	// Address is the node's overlay address with the overlay's prefix length.
 	Address netip.Prefix
 	// PublicKey is what the node published; its private key never left it.
@@ -109,6 +113,13 @@ func (p *Provider) StartOverlay(ctx context.Context, binary string) ([]OverlayNo
 			return nil, fmt.Errorf("node %s is not on the internet network %s: create the cluster with the isolated topology (Create joins it)", n.Node, InternetNetwork(top))
 		}
 		n.Endpoint = net.JoinHostPort(ip, strconv.Itoa(top.OverlayPort))
+		own, err := p.AddressOn(ctx, n.Node, ClusterNetwork(top, c.Name))
+		if err != nil {
+			return nil, err
+		}
+		if n.NodeIP, err = netip.ParseAddr(own); err != nil {
+			return nil, fmt.Errorf("node %s has no address on its cluster's network %s", n.Node, ClusterNetwork(top, c.Name))
+		}
 		if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "cp", binary, n.Node+":"+nodeBinary)); err != nil {
 			return nil, fmt.Errorf("copy the test-bed binary into node %s: %w", n.Node, err)
 		}
@@ -131,7 +142,7 @@ func (p *Provider) StartOverlay(ctx context.Context, binary string) ([]OverlayNo
 	}
 	roster := OverlayRoster(top, endpoints)
 	for i := range nodes {
-		if err := p.applyPeers(ctx, &nodes[i], roster, cidr, keys, nil); err != nil {
+		if err := p.applyPeers(ctx, &nodes[i], nodes, roster, cidr, keys, nil); err != nil {
 			return nil, err
 		}
 		if err := p.startAgent(ctx, &nodes[i]); err != nil {
@@ -161,7 +172,7 @@ func (p *Provider) SetOverlayPeers(ctx context.Context, nodes []OverlayNode, nod
 	if self == nil {
 		return fmt.Errorf("no overlay node of cluster %s", node)
 	}
-	if err := p.applyPeers(ctx, self, OverlayRoster(top, endpoints), cidr, keys, without); err != nil {
+	if err := p.applyPeers(ctx, self, nodes, OverlayRoster(top, endpoints), cidr, keys, without); err != nil {
 		return err
 	}
 	_, err = p.o.Runner.Run(ctx, execx.Command("docker", "exec", self.Node, "sh", "-c", "kill -HUP $(cat "+OverlayDir+"/agent.pid)"))
@@ -171,8 +182,9 @@ func (p *Provider) SetOverlayPeers(ctx context.Context, nodes []OverlayNode, nod
 	return nil
 }
 
-// applyPeers writes the node's peer file from the roster (less the members in without).
-func (p *Provider) applyPeers(ctx context.Context, n *OverlayNode, roster []polykubev1alpha1.ClusterMember, cidr netip.Prefix, keys map[string]wgtypes.Key, without []string) error {
+// applyPeers writes the node's peer file from the roster (less the members in without), each
+// peer's allowed IPs extended with its node's address on its own network (all holds them).
+func (p *Provider) applyPeers(ctx context.Context, n *OverlayNode, all []OverlayNode, roster []polykubev1alpha1.ClusterMember, cidr netip.Prefix, keys map[string]wgtypes.Key, without []string) error {
 	var kept []polykubev1alpha1.ClusterMember
 	for _, m := range roster {
 		if !contains(without, m.Name) {
@@ -185,6 +197,13 @@ func (p *Provider) applyPeers(ctx context.Context, n *OverlayNode, roster []poly
 	}
 	if len(skipped) > 0 {
 		return fmt.Errorf("node %s: %s gets no peer entry: %s", n.Node, skipped[0].Member, skipped[0].Reason)
+	}
+	for i := range peers {
+		for _, o := range all {
+			if o.Cluster == peers[i].Member && o.NodeIP.IsValid() {
+				peers[i].AllowedIPs = append(peers[i].AllowedIPs, netip.PrefixFrom(o.NodeIP, o.NodeIP.BitLen()))
+			}
+		}
 	}
 	dir, err := os.MkdirTemp("", "polykube-peers-")
 	if err != nil {
