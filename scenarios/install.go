@@ -10,7 +10,22 @@ import (
 // (features/install-from-registry.feature).
 func installSteps(r *registry) {
 	r.step(`^a release of this tree is published to the test bed's registry$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.PublishRelease(ctx) })
+		return with(ctx, func(s *harness.Scenario) error { return s.PublishRelease(ctx, false) })
+	})
+	r.step(`^a release of this tree, signed with a key the clusters do not trust, is published to the test bed's registry$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.PublishRelease(ctx, true) })
+	})
+	r.step(`^cluster "([^"]*)" is pointed at the release's Flux artifact in the registry$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.PointAtRelease(ctx, cluster) })
+	})
+	r.step(`^Flux in cluster "([^"]*)" verified the cosign signature of the release's artifact$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckArtifactVerified(ctx, cluster) })
+	})
+	r.step(`^Flux in cluster "([^"]*)" refuses the release's artifact: its signature does not verify$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.AwaitReleaseRefused(ctx, cluster) })
+	})
+	r.step(`^cluster "([^"]*)" still runs the operator it ran before$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckOperatorKept(ctx, cluster) })
 	})
 	r.step(`^cluster "([^"]*)" installs Polykube from the release's Flux artifact in the registry$`, func(ctx context.Context, cluster string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.InstallFromRegistry(ctx, cluster) })
