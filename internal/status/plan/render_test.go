@@ -127,6 +127,6 @@ func checkoutSpec(g Gomega, p PlanReport) *polykubev1alpha1.Workload {
 	w := plannedNamed(g, p, "checkout")
 	return &polykubev1alpha1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace},
-		Spec: polykubev1alpha1.WorkloadSpec{Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
+		Spec:       polykubev1alpha1.WorkloadSpec{Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
 	}
 }
