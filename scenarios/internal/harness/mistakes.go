@@ -31,11 +31,8 @@ func operatorKustomizationKey(name string) client.ObjectKey {
 // --cluster-name, as a Flux entry point copied from another cluster would; it remembers what
 // the operator said when it refused to run. The teardown starts the operator as itself again.
 func (sc *Scenario) StartOperatorAs(ctx context.Context, cluster, name string) error {
-	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
-	})
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
-		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
+	if err := sc.InjectFault(ctx, testbed.FaultOperator, cluster); err != nil {
+		return err
 	}
 	as, ok := sc.Fed.Faults().(testbed.OperatorImpersonation)
 	if !ok {

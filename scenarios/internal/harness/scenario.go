@@ -138,8 +138,8 @@ type Scenario struct {
 	clusterScoped []*unstructured.Unstructured
 	// heal undoes injected faults, last first.
 	heal []namedAction
-	// partitioned are the clusters a network fault cut off from every other cluster.
-	partitioned []string
+	// faults are the faults the scenario put in effect (faults.go).
+	faults faultState
 
 	// LastApplyErr is the error of the last apply that a validation step inspects.
 	LastApplyErr error
