@@ -626,3 +626,10 @@ func (sc *Scenario) Figures(cluster, workload string) (string, error) {
 	fmt.Fprintf(&b, "  %s started again → the fleet back at its base allocation: %s\n", cluster, d("apiserver-start:"+cluster, "returned:"+workload))
 	return b.String(), nil
 }
+
+// timeline is when things happened in the scenario.
+type timeline struct {
+	// marks are when things happened (a fault injected, the mesh changing, a failover
+	// done), for steps that check an order and for the figures.
+	marks map[string]time.Time
+}

@@ -401,3 +401,17 @@ func (sc *Scenario) podUIDs(ctx context.Context, c client.Client, workload strin
 	slices.Sort(uids)
 	return uids, nil
 }
+
+// mistakeState is what the operator mistakes the scenario made left to check or undo.
+type mistakeState struct {
+	// operatorOutput is what the last operator started as another member printed.
+	operatorOutput string
+	// identityRefused are the clusters where a replica refused its identity and whose operator
+	// has not restarted as itself since (that resets the pinned member's condition).
+	identityRefused []string
+	// operatorKustomizations are the specs of each cluster's operator Kustomization, saved
+	// before a step deletes or renames it.
+	operatorKustomizations map[string]map[string]any
+	// operatorKustomization is the operator Kustomization's name now ("" while deleted).
+	operatorKustomization string
+}
