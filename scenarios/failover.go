@@ -70,9 +70,7 @@ func failoverSteps(r *registry) {
 		}
 		return s.AwaitFailoverStatus(ctx, workload, want)
 	}))
-	r.step(`^the clusters other than "([^"]*)" see it missing (\d+) replicas of "([^"]*)" and wait$`, step3(func(s *harness.Scenario, ctx context.Context, cluster string, missing int32, workload string) error {
-		return s.AwaitPending(ctx, cluster, workload, missing)
-	}))
+	r.step(`^the clusters other than "([^"]*)" see it missing (\d+) replicas of "([^"]*)" and wait$`, step3((*harness.Scenario).AwaitPending))
 	r.step(`^the replicas of "([^"]*)" stay as they are for its returnAfter$`, step1((*harness.Scenario).HoldReplicasFor))
 	r.step(`^the report gives how long the failover of "([^"]*)" away from "([^"]*)" took$`, func(ctx context.Context, workload, cluster string) (context.Context, error) {
 		s, err := scenario(ctx)

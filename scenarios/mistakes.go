@@ -31,23 +31,15 @@ func mistakeSteps(r *registry) {
 		return s.AwaitConditions(ctx, []string{cluster}, newWorkload, name, want)
 	}))
 	r.step(`^Cilium in cluster "([^"]*)" goes by the cluster name "([^"]*)"$`, step2((*harness.Scenario).SetCiliumClusterName))
-	r.step(`^the ClusterMember "([^"]*)" in cluster "([^"]*)" is deleted while a finalizer holds it$`, step2(func(s *harness.Scenario, ctx context.Context, member, cluster string) error {
-		return s.DeleteMemberHeld(ctx, cluster, member)
-	}))
-	r.step(`^the finalizer on the ClusterMember "([^"]*)" in cluster "([^"]*)" is removed$`, step2(func(s *harness.Scenario, ctx context.Context, member, cluster string) error {
-		return s.ReleaseMember(ctx, cluster, member)
-	}))
+	r.step(`^the ClusterMember "([^"]*)" in cluster "([^"]*)" is deleted while a finalizer holds it$`, step2((*harness.Scenario).DeleteMemberHeld))
+	r.step(`^the finalizer on the ClusterMember "([^"]*)" in cluster "([^"]*)" is removed$`, step2((*harness.Scenario).ReleaseMember))
 	r.step(`^the operator's Flux Kustomization is deleted in every cluster$`, step0((*harness.Scenario).DeleteOperatorKustomization))
 	r.step(`^the operator's Flux Kustomization is created again as "([^"]*)" in every cluster$`, step1(func(s *harness.Scenario, ctx context.Context, name string) error {
 		return s.RenameOperatorKustomization(ctx, "", name)
 	}))
 	r.step(`^the operator's Flux Kustomization is renamed from "([^"]*)" to "([^"]*)" in every cluster$`, step2((*harness.Scenario).RenameOperatorKustomization))
 	r.step(`^the Polykube CRDs, the Workload "([^"]*)" and its Deployments stay in every cluster$`, step1((*harness.Scenario).CheckNothingDeleted))
-	r.step(`^the Workload "([^"]*)" is deleted in cluster "([^"]*)" leaving its objects \(--cascade=orphan\)$`, step2(func(s *harness.Scenario, ctx context.Context, name, cluster string) error {
-		return s.DeleteWorkloadOrphaning(ctx, cluster, name)
-	}))
+	r.step(`^the Workload "([^"]*)" is deleted in cluster "([^"]*)" leaving its objects \(--cascade=orphan\)$`, step2((*harness.Scenario).DeleteWorkloadOrphaning))
 	r.step(`^Flux in cluster "([^"]*)" applies its last revision again$`, step1((*harness.Scenario).ReapplyIn))
-	r.step(`^the pods of "([^"]*)" in cluster "([^"]*)" are the ones it had before$`, step2(func(s *harness.Scenario, ctx context.Context, name, cluster string) error {
-		return s.CheckPodsKept(ctx, cluster, name)
-	}))
+	r.step(`^the pods of "([^"]*)" in cluster "([^"]*)" are the ones it had before$`, step2((*harness.Scenario).CheckPodsKept))
 }

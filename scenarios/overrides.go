@@ -125,7 +125,5 @@ func autoscalingSteps(r *registry) {
 		}
 		return s.AwaitHPABounds(ctx, name, want)
 	}))
-	r.step(`^someone scales the Deployment of "([^"]*)" in cluster "([^"]*)" to (\d+) replicas by hand$`, step3(func(s *harness.Scenario, ctx context.Context, name, cluster string, replicas int32) error {
-		return s.ScaleByHand(ctx, cluster, name, replicas)
-	}))
+	r.step(`^someone scales the Deployment of "([^"]*)" in cluster "([^"]*)" to (\d+) replicas by hand$`, step3((*harness.Scenario).ScaleByHand))
 }

@@ -295,7 +295,7 @@ func (sc *Scenario) markedBy(name, cluster, fallback string) time.Time {
 // AwaitPending waits until every cluster but peer reports in status.failover that it sees
 // peer missing the replicas, not yet absorbed: its operator saw the deficit and waits for
 // detectAfter.
-func (sc *Scenario) AwaitPending(ctx context.Context, peer, workload string, missing int32) error {
+func (sc *Scenario) AwaitPending(ctx context.Context, peer string, missing int32, workload string) error {
 	what := fmt.Sprintf("the operators of the clusters other than %q to see it missing %d replicas of %q, waiting for detectAfter", peer, missing, workload)
 	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		return sc.forEachCluster(ctx, sc.OtherClusters(peer), func(ctx context.Context, cl string, c client.Client) error {

@@ -291,7 +291,7 @@ func lastLines(s string, n int) string {
 // DeleteWorkloadOrphaning deletes the cluster's copy of the Workload leaving its objects
 // (kubectl delete --cascade=orphan), and waits until it is gone: the garbage collector has
 // then removed the owner references from its Deployment and Service.
-func (sc *Scenario) DeleteWorkloadOrphaning(ctx context.Context, cluster, workload string) error {
+func (sc *Scenario) DeleteWorkloadOrphaning(ctx context.Context, workload, cluster string) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err
@@ -359,7 +359,7 @@ func (sc *Scenario) rememberPods(ctx context.Context, cluster string, c client.C
 
 // CheckPodsKept checks that the pods of the Workload's Deployment in the cluster are the ones
 // rememberPods saw: none was restarted or replaced.
-func (sc *Scenario) CheckPodsKept(ctx context.Context, cluster, workload string) error {
+func (sc *Scenario) CheckPodsKept(ctx context.Context, workload, cluster string) error {
 	before, ok := sc.pods[cluster+"/"+workload]
 	if !ok {
 		return fmt.Errorf("no pods of %q in cluster %q were remembered before", workload, cluster)
