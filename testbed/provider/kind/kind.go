@@ -101,7 +101,7 @@ func (p *Provider) Capabilities() []provider.Capability { return Capabilities }
 
 // Capabilities are what every cluster of this provider can do, known before one exists (the
 // bed registration carries them, so a scenario runner can plan without bringing anything up).
-var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath}
+var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath, provider.CapabilityPartition}
 
 // Context is the kubeconfig context kind writes for a cluster.
 func Context(name string) string { return "kind-" + name }
