@@ -194,17 +194,26 @@ func (tb *Testbed) SetOperatorLeaderElection(ctx context.Context, cluster string
 	if cs.Operator.LeaderElect == on && running {
 		return nil
 	}
+	return tb.restartOperator(ctx, cluster, fmt.Sprintf("leader election %t", on), func(op *OpState) { op.LeaderElect = on })
+}
+
+// restartOperator stops the cluster's operator process, applies change to what the run's state
+// records of it (so that `up` and the operator fault start it the same way), saves the state
+// and starts the process again, returning once it answers its health probe. what names the
+// change in an error.
+func (tb *Testbed) restartOperator(ctx context.Context, cluster, what string, change func(*OpState)) error {
 	if err := tb.procs.Stop(ctx, operatorProc(cluster), false, tb.wait(topology.WaitProcess)); err != nil {
 		return fmt.Errorf("stop the operator of cluster %s: %w", cluster, err)
 	}
 	tb.mu.Lock()
-	cs.Operator.LeaderElect = on
+	cs := tb.state.Clusters[cluster]
+	change(&cs.Operator)
 	tb.mu.Unlock()
 	if err := tb.saveState(); err != nil {
 		return err
 	}
 	if err := tb.startOperator(ctx, cluster, true); err != nil {
-		return fmt.Errorf("start the operator of cluster %s (leader election %t): %w", cluster, on, err)
+		return fmt.Errorf("start the operator %s of cluster %s (%s): %w", tb.operatorBinary(cs), cluster, what, err)
 	}
 	return nil
 }

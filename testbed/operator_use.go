@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/polykube/polykube/testbed/topology"
 )
 
 // An upgrade moves one cluster's operator at a time, so for a while the clusters of one run
@@ -68,17 +66,9 @@ func (tb *Testbed) UseOperator(ctx context.Context, cluster, binary string) erro
 		}
 		binary = abs
 	}
-	if err := tb.procs.Stop(ctx, operatorProc(cluster), false, tb.wait(topology.WaitProcess)); err != nil {
-		return fmt.Errorf("stop the operator of cluster %s: %w", cluster, err)
+	what := "the run's own binary"
+	if binary != "" {
+		what = "binary " + binary
 	}
-	tb.mu.Lock()
-	cs.Operator.Binary = binary
-	tb.mu.Unlock()
-	if err := tb.saveState(); err != nil {
-		return err
-	}
-	if err := tb.startOperator(ctx, cluster, true); err != nil {
-		return fmt.Errorf("start the operator %s in cluster %s: %w", tb.operatorBinary(cs), cluster, err)
-	}
-	return nil
+	return tb.restartOperator(ctx, cluster, what, func(op *OpState) { op.Binary = binary })
 }
