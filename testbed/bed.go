@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/provider"
@@ -144,6 +145,12 @@ type BedOptions struct {
 	// K0sHosts is a hosts file: k0s installed on those SSH hosts with k0sctl instead of in
 	// Docker; GitListen is this machine's host:port for the Git server, reachable from them.
 	K0sHosts, GitListen string
+	// Dir is the run's state directory; "" means the run's own under StateRoot (RunDir). The
+	// in-cluster bed honours it (its `down --all` opens a run by its directory).
+	Dir string
+	// Runner runs the bed's external commands (docker, k0sctl, ssh); nil runs them, or prints
+	// them with DryRun. Tests fake the provider boundary with it (the in-cluster bed).
+	Runner execx.Runner
 }
 
 // refuseDatapathOptions is the hermetic beds' answer to options only the datapath beds honour.

@@ -75,6 +75,6 @@ func (b *Bed) checkNothingPulled(ctx context.Context) error {
 	if len(lines) > 0 {
 		return fmt.Errorf("with local images nothing may be pulled, but kubelet pulled:\n  %s", strings.Join(lines, "\n  "))
 	}
-	fmt.Fprintf(b.opts.Out, "   no kubelet of %d clusters reported pulling an image\n", len(b.env.Members))
+	fmt.Fprintf(b.opts.Log, "   no kubelet of %d clusters reported pulling an image\n", len(b.env.Members))
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -18,35 +17,10 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// Options configure a datapath run.
-type Options struct {
-	// Topology is what to bring up; its Provider is replaced by Provider when that is set.
-	Topology *topology.Topology
-	// Provider is kind or k0s.
-	Provider string
-	// Dir is the run's state directory.
-	Dir string
-	// SourceDir is the Polykube checkout (Dockerfile, gitops/, operator CRDs); "" finds it
-	// above the working directory.
-	SourceDir string
-	// DryRun prints the plan instead of running it.
-	DryRun bool
-	// Out receives status lines (and the plan).
-	Out io.Writer
-	// K0sHosts is a k0s hosts file: k0s on SSH hosts through k0sctl instead of in Docker.
-	K0sHosts string
-	// GitListen is host:port for the Git server when the nodes are not Docker containers
-	// (k0s on SSH hosts): an address of this host that the hosts reach.
-	GitListen string
-	// SelfBinary is a polykube-testbed binary that can run `serve-git`; "" builds one.
-	SelfBinary string
-	// Retain keeps what was created when Up fails.
-	Retain bool
-	// Images overrides the topology's image source (datapath.ImagesLocal or ImagesUpstream).
-	Images string
-	// Runner overrides the runner (tests); nil means execx.Exec or, with DryRun, execx.DryRun.
-	Runner execx.Runner
-}
+// Options configure a datapath run: the options every bed is opened with. Open needs Dir (the
+// run's state directory); Topology's Provider is replaced by Provider when that is set, its
+// image source by Images.
+type Options = testbed.BedOptions
 
 // DryRunAnswers are what a dry run pretends the commands that are read from answered.
 var DryRunAnswers = map[string]string{
@@ -60,14 +34,14 @@ var DryRunAnswers = map[string]string{
 // Open prepares a run: it reads the run's recorded state if there is one, and builds the
 // provider. It creates nothing.
 func Open(opts Options) (*Bed, error) {
-	if opts.Out == nil {
-		opts.Out = os.Stderr
+	if opts.Log == nil {
+		opts.Log = os.Stderr
 	}
 	if opts.Runner == nil {
 		if opts.DryRun {
-			opts.Runner = &execx.DryRun{Out: opts.Out, Answers: DryRunAnswers}
+			opts.Runner = &execx.DryRun{Out: opts.Log, Answers: DryRunAnswers}
 		} else {
-			opts.Runner = execx.Exec{Log: opts.Out}
+			opts.Runner = execx.Exec{Log: opts.Log}
 		}
 	}
 	st := &State{Topology: opts.Topology, K0sHosts: opts.K0sHosts}
@@ -109,7 +83,7 @@ func Open(opts Options) (*Bed, error) {
 	}
 	st.Topology = &top
 	b := &Bed{opts: opts, state: st, procs: proc.Dir(filepath.Join(opts.Dir, "procs"))}
-	popts := provider.Options{Dir: filepath.Join(opts.Dir, "clusters"), Topology: st.Topology, Log: opts.Out}
+	popts := provider.Options{Dir: filepath.Join(opts.Dir, "clusters"), Topology: st.Topology, Log: opts.Log}
 	b.host = hostFacts(opts.Runner)
 	reg, err := provider.Lookup(top.Provider)
 	if err != nil {
@@ -129,7 +103,7 @@ func Open(opts Options) (*Bed, error) {
 		return nil, err
 	}
 	b.prov = p
-	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Out}
+	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Log}
 	for i, c := range st.Topology.Clusters {
 		var host string
 		var port int

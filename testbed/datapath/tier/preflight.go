@@ -69,7 +69,7 @@ func (b *Bed) preflight(ctx context.Context) error {
 		return nil
 	}
 	r := datapath.Preflight(ctx, datapath.LocalHost(execx.Exec{}), req)
-	r.Print(b.opts.Out)
+	r.Print(b.opts.Log)
 	if err := r.Err(); err != nil {
 		return err
 	}
@@ -88,6 +88,6 @@ func (b *Bed) preflight(ctx context.Context) error {
 		return fmt.Errorf("images: local, but Docker has no %s: build them with `polykube-testbed images build` (make images; minutes on a first run)",
 			strings.Join(missing, ", "))
 	}
-	fmt.Fprintf(b.opts.Out, "   local images: %s present in Docker\n", strings.Join(needed, ", "))
+	fmt.Fprintf(b.opts.Log, "   local images: %s present in Docker\n", strings.Join(needed, ", "))
 	return nil
 }

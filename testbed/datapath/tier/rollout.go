@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -48,7 +49,7 @@ func (b *Bed) waitDeployment(ctx context.Context, m datapath.Member, namespace, 
 		return err
 	}
 	what := fmt.Sprintf("Deployment %s/%s in %s to be available", namespace, name, m.Name)
-	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], what, func(ctx context.Context) error {
+	return wait.For(ctx, b.env.Topology.Wait(topology.WaitRollout), what, func(ctx context.Context) error {
 		var d appsv1.Deployment
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
 			return err

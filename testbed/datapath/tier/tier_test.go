@@ -24,7 +24,7 @@ func dryRun(t *testing.T, opts Options) (*Bed, *execx.DryRun, *bytes.Buffer) {
 	if opts.Topology == nil {
 		opts.Topology = topology.Default()
 	}
-	opts.Dir, opts.SourceDir, opts.DryRun, opts.Out, opts.Runner = "/run/polykube", "testdata/src", true, &out, dry
+	opts.Dir, opts.SourceDir, opts.DryRun, opts.Log, opts.Runner = "/run/polykube", "testdata/src", true, &out, dry
 	b, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -214,18 +214,18 @@ func helmInstalls(t *testing.T, plan string) []helmInstall {
 
 func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKwok, Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
+	_, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKwok, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath: its add-ons run as host processes (polykube-testbed up); use kind or k0s`)))
 	// A provider that is not registered is named, with those that are.
-	_, err = Open(Options{Topology: topology.Default(), Provider: "minikube", Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
+	_, err = Open(Options{Topology: topology.Default(), Provider: "minikube", Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`unknown provider "minikube"`)))
 	g.Expect(err).To(MatchError(ContainSubstring("use one of existing, k0s, kind, kwok")))
-	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Out: &bytes.Buffer{}})
+	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring("no datapath run in")))
 	// The mesh mirror stands in for Cilium on the host-process bed; here Cilium runs.
 	top := topology.Default()
 	top.Addons = append(top.Addons, topology.AddonMeshMirror)
-	_, err = Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
+	_, err = Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`"mesh-mirror" stands in for Cilium where the add-ons run on the host (kwok); provider kind runs Cilium`)))
 }
 

@@ -41,9 +41,9 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 	if list == "" {
 		list = "nothing but their own"
 	}
-	fmt.Fprintf(b.opts.Out, "Bringing up %q: %d %s clusters with %s\n", top.Name, len(top.Clusters), top.Provider, list)
+	fmt.Fprintf(b.opts.Log, "Bringing up %q: %d %s clusters with %s\n", top.Name, len(top.Clusters), top.Provider, list)
 	if _, ok := b.prov.(datapath.ImageLoader); !ok {
-		fmt.Fprintf(b.opts.Out, "Provider %s cannot load images into its nodes: the clusters must have or pull %s themselves\n", top.Provider, strings.Join(b.imageRefs(), ", "))
+		fmt.Fprintf(b.opts.Log, "Provider %s cannot load images into its nodes: the clusters must have or pull %s themselves\n", top.Provider, strings.Join(b.imageRefs(), ", "))
 	}
 	defer func() {
 		if err == nil || b.opts.DryRun {
@@ -55,15 +55,15 @@ func (b *Bed) Up(ctx context.Context) (err error) {
 		// artifacts would be empty.
 		diag := filepath.Join(b.diagnosticsRoot(), "up-failed-"+time.Now().Format("20060102-150405"))
 		if derr := b.Diagnose(dctx, diag); derr != nil {
-			fmt.Fprintf(b.opts.Out, "Diagnostics of the failure (partly: %v) in %s\n", derr, diag)
+			fmt.Fprintf(b.opts.Log, "Diagnostics of the failure (partly: %v) in %s\n", derr, diag)
 		} else {
-			fmt.Fprintf(b.opts.Out, "Diagnostics of the failure in %s\n", diag)
+			fmt.Fprintf(b.opts.Log, "Diagnostics of the failure in %s\n", diag)
 		}
 		if b.opts.Retain {
-			fmt.Fprintf(b.opts.Out, "Keeping what was created for debugging (--retain); remove it with `polykube-testbed down --provider %s`.\n", top.Provider)
+			fmt.Fprintf(b.opts.Log, "Keeping what was created for debugging (--retain); remove it with `polykube-testbed down --provider %s`.\n", top.Provider)
 			return
 		}
-		fmt.Fprintln(b.opts.Out, "Up failed; deleting what it created (use --retain to keep it).")
+		fmt.Fprintln(b.opts.Log, "Up failed; deleting what it created (use --retain to keep it).")
 		if derr := b.Down(dctx); derr != nil {
 			err = errors.Join(err, fmt.Errorf("clean up after the failure: %w", derr))
 		}
