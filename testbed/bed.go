@@ -57,9 +57,6 @@ type Bed interface {
 	Kubeconfig(cluster string) (path, context string, err error)
 	// GitURL is the Git repository the clusters' Flux pulls from ("" before it serves).
 	GitURL() string
-	// Demo tells the article's story on the bed (`make demo`): it brings the federation up,
-	// shows it and tears it down at the end unless keep.
-	Demo(ctx context.Context, out io.Writer, keep bool) error
 }
 
 // OperatorKubeconfigs is the optional ability of a bed whose operators run as host processes
@@ -311,6 +308,8 @@ var (
 	_ OperatorBinaries       = HermeticBed{}
 	_ OperatorReplicas       = HermeticBed{}
 	_ OperatorLeaderElection = HermeticBed{}
+	_ DemoStage              = HermeticBed{}
+	_ Fetcher                = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with
@@ -355,3 +354,9 @@ func (b HermeticBed) OperatorConfig(_ context.Context, cluster string) (*rest.Co
 
 // Diagnose writes the run's diagnostics bundle.
 func (b HermeticBed) Diagnose(ctx context.Context, dir string) error { return b.CollectLogs(ctx, dir) }
+
+// WaitSlices waits until the operator of each cluster of slices reconciled the Workload (on
+// kwok no pod runs: the operator's status and the Deployment's replicas are the slice).
+func (b HermeticBed) WaitSlices(ctx context.Context, namespace, name string, slices map[string]int32) error {
+	return b.WaitReconciled(ctx, namespace, name, sortedIn(b.Topology().ClusterNames(), slices)...)
+}

@@ -20,6 +20,7 @@ const (
 	WaitCiliumReady = "cilium-ready" // Cilium's agents and operator ready, nodes Ready, CoreDNS up
 	WaitRollout     = "rollout"      // a Deployment (the operator, the echo server) becomes available, or its pods go
 	WaitProbe       = "probe"        // a routing probe Job finishes, or a one-off pod ends
+	WaitRouted      = "routed"       // the demo's calls reach what the mesh should route them to (ClusterMesh's sync, Cilium dropping a stopped cluster's backends)
 )
 
 // DefaultWaits are the timeouts and polling intervals used unless a topology overrides them:
@@ -38,6 +39,7 @@ var DefaultWaits = map[string]Wait{
 	WaitCiliumReady:    {Timeout: Duration{10 * time.Minute}, Interval: Duration{2 * time.Second}},
 	WaitRollout:        {Timeout: Duration{10 * time.Minute}, Interval: Duration{2 * time.Second}},
 	WaitProbe:          {Timeout: Duration{5 * time.Minute}, Interval: Duration{2 * time.Second}},
+	WaitRouted:         {Timeout: Duration{6 * time.Minute}, Interval: Duration{5 * time.Second}},
 }
 
 // Wait returns the timeout and interval for a named wait: the topology's override, else the

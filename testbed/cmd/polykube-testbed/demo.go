@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -42,7 +43,11 @@ echo Service answered from every cluster, and what a stopped cluster does to the
 			if err != nil {
 				return err
 			}
-			return b.Demo(cmd.Context(), cmd.OutOrStdout(), keep)
+			stage, ok := b.(testbed.DemoStage)
+			if !ok {
+				return fmt.Errorf("provider %s: its bed cannot tell the demo's story (it waits for no Workload's slices); run the demo on kwok or kind", opts.Provider)
+			}
+			return testbed.Demo(cmd.Context(), stage, cmd.OutOrStdout(), testbed.DemoOptions{Keep: keep, Retain: retain})
 		},
 	}
 	rf.register(cmd)

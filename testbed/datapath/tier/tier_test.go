@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/polykube/polykube/internal/golden"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/topology"
@@ -85,7 +86,7 @@ func TestUp_DryRunPlan_GivenClusters(t *testing.T) {
 
 func TestDemo_DryRunPlan(t *testing.T) {
 	b, _, out := dryRun(t, Options{Provider: topology.ProviderKind})
-	if err := b.Demo(context.Background(), out, false); err != nil {
+	if err := testbed.Demo(context.Background(), b, out, testbed.DemoOptions{}); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	golden.Assert(t, "demo-kind.golden", out.Bytes())
