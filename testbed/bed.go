@@ -162,8 +162,9 @@ func refuseDatapathOptions(o BedOptions) error {
 		return nil
 	}
 	slices.Sort(set)
-	return fmt.Errorf("%s: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s, or drop it for %s",
-		strings.Join(set, ", "), cmpOr(o.Provider, topology.ProviderKwok))
+	inCluster := provider.NamesAt(provider.AddonsInCluster)
+	return fmt.Errorf("%s: only the %s providers (real nodes) take it; add %s, or drop it for %s",
+		strings.Join(set, ", "), provider.Join(inCluster, "and", ""), provider.Join(inCluster, "or", "--provider "), cmpOr(o.Provider, topology.ProviderKwok))
 }
 
 func cmpOr(a, b string) string {

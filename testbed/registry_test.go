@@ -134,3 +134,14 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 	}).To(gomega.PanicWith(gomega.ContainSubstring("registered twice")))
 	g.Expect(func() { provider.Register(provider.Registration{Name: "half", New: newP}) }).To(gomega.PanicWith(gomega.ContainSubstring("needs a name, a constructor and a placement")))
 }
+
+// The providers a message names come from the registry: those whose add-ons run in their
+// clusters by default, joined for a sentence and for flags.
+func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
+	g := gomega.NewWithT(t)
+	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.Equal([]string{"k0s", "kind"}))
+	g.Expect(provider.Join([]string{"a"}, "or", "--provider ")).To(gomega.Equal("--provider a"))
+	g.Expect(provider.Join([]string{"a", "b", "c"}, "and", "")).To(gomega.Equal("a, b and c"))
+	err := refuseDatapathOptions(BedOptions{DryRun: true})
+	g.Expect(err).To(gomega.MatchError("--dry-run: only the k0s and kind providers (real nodes) take it; add --provider k0s or --provider kind, or drop it for kwok"))
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -55,6 +56,6 @@ echo Service answered from every cluster, and what a stopped cluster does to the
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the federation at the end (also KEEP=1)")
 	cmd.Flags().BoolVar(&retain, "retain", false, "keep the federation if the demo fails")
 	cmd.Flags().BoolVar(&building, "build-tools", false, "kwok: build missing toolchain binaries from Go module source (minutes)")
-	cmd.Flags().StringVar(&images, "images", "", "kind and k0s: upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
+	cmd.Flags().StringVar(&images, "images", "", provider.Join(provider.NamesAt(provider.AddonsInCluster), "and", "")+": upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
 	return cmd
 }

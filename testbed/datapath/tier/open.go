@@ -92,7 +92,7 @@ func Open(opts Options) (*Bed, error) {
 	if pl, err := provider.PlacementOf(&top); err != nil {
 		return nil, err
 	} else if pl != provider.AddonsInCluster {
-		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use kind or k0s", top.Provider, testbed.ProviderFlag(&top))
+		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use %s", top.Provider, testbed.ProviderFlag(&top), provider.Join(provider.NamesAt(provider.AddonsInCluster), "or", ""))
 	}
 	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts}
 	if top.Images == datapath.ImagesLocal {
