@@ -136,12 +136,22 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 }
 
 // The providers a message names come from the registry: those whose add-ons run in their
-// clusters by default, joined for a sentence and for flags.
+// clusters by default, joined for a sentence and for flags; a newly registered one is named too.
 func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
 	g := gomega.NewWithT(t)
-	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.Equal([]string{"k0s", "kind"}))
 	g.Expect(provider.Join([]string{"a"}, "or", "--provider ")).To(gomega.Equal("--provider a"))
 	g.Expect(provider.Join([]string{"a", "b", "c"}, "and", "")).To(gomega.Equal("a, b and c"))
+	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.ContainElements("k0s", "kind"))
+	g.Expect(provider.NamesAt(provider.AddonsInCluster)).NotTo(gomega.ContainElements("kwok", "existing"))
+
 	err := refuseDatapathOptions(BedOptions{DryRun: true})
-	g.Expect(err).To(gomega.MatchError("--dry-run: only the k0s and kind providers (real nodes) take it; add --provider k0s or --provider kind, or drop it for kwok"))
+	g.Expect(err).To(gomega.MatchError(gomega.HavePrefix("--dry-run: only the k0s")))
+	g.Expect(err.Error()).To(gomega.ContainSubstring("add --provider k0s"))
+	g.Expect(err.Error()).To(gomega.ContainSubstring("--provider kind"))
+	g.Expect(err.Error()).To(gomega.HaveSuffix(", or drop it for kwok"))
+
+	provider.Register(provider.Registration{Name: "zz-refuse-in-cluster", Placements: []provider.Placement{provider.AddonsInCluster},
+		New: func(provider.Setup) (provider.Provider, error) { return nil, errNoClusters }})
+	err = refuseDatapathOptions(BedOptions{DryRun: true})
+	g.Expect(err.Error()).To(gomega.ContainSubstring(" or --provider zz-refuse-in-cluster, or drop it for kwok"))
 }
