@@ -22,7 +22,7 @@ import (
 
 // Bed is one federation of test clusters with its add-ons (Git server, Flux, operator),
 // whatever its provider: the one interface the scenario harness uses, for kwok clusters (the
-// Testbed of this package) and for kind and k0s clusters (testbed/datapath/tier) alike.
+// Testbed of this package) and for kind and k0s clusters (testbed/incluster) alike.
 type Bed interface {
 	// Up brings the federation up (or reuses what is already up) and returns when every
 	// cluster applied the seeded Git revision.
@@ -183,7 +183,7 @@ var (
 )
 
 // RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
-// placement: this package registers the host-process bed, testbed/datapath/tier the
+// placement: this package registers the host-process bed, testbed/incluster the
 // in-cluster one. A provider registers itself (provider.Register) and is listed once, in
 // providers.go; no bed names it.
 func RegisterBed(placement provider.Placement, open BedOpener) {
@@ -239,9 +239,9 @@ func OpenBed(o BedOptions) (Bed, error) {
 	open, ok := beds[placement]
 	bedsMu.Unlock()
 	if !ok {
-		// The in-cluster bed registers from testbed/datapath/tier; a program that does not
+		// The in-cluster bed registers from testbed/incluster; a program that does not
 		// import it cannot open those runs.
-		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/datapath/tier): %w", name, provider.ErrNotSupported)
+		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/incluster): %w", name, provider.ErrNotSupported)
 	}
 	return open(o)
 }

@@ -117,7 +117,7 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	g.Expect(calls).To(gomega.ContainElements("create aws-eu-central-1", "create gcp-europe-west3", "delete aws-eu-central-1", "delete gcp-europe-west3"))
 	expectGone(g, filepath.Join(root, top.Name))
 
-	// No bed in this program runs add-ons in clusters (testbed/datapath/tier is not
+	// No bed in this program runs add-ons in clusters (testbed/incluster is not
 	// imported by this package's tests): the error says so instead of guessing.
 	_, err = OpenBed(BedOptions{Provider: "recording-in-cluster", StateRoot: root, Log: log})
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("runs its add-ons in its clusters, and this program has no such bed")))

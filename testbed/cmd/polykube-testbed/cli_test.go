@@ -18,7 +18,7 @@ import (
 
 // testSource is a small Polykube checkout (Dockerfile, gitops/, examples/echo) that the
 // datapath tier's dry runs plan from.
-const testSource = "../../datapath/tier/testdata/src"
+const testSource = "../../incluster/testdata/src"
 
 // runCLI runs polykube-testbed with the arguments, a state directory (a fresh one when
 // state is "") and the test source tree; the output has the state directory replaced by

@@ -1,0 +1,209 @@
+package incluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
+)
+
+// The datapath tier's Bed is a testbed.Bed: the scenario harness and `down --all` use it
+// through that interface, as they use the kwok Testbed.
+var _ testbed.Bed = (*Bed)(nil)
+
+// operatorTokenSeconds is how long an operator token from OperatorConfig lives: longer than
+// any suite run.
+const operatorTokenSeconds = 24 * 60 * 60
+
+func init() {
+	testbed.RegisterBed(provider.AddonsInCluster, openBed)
+}
+
+// openBed opens the datapath run of o. Without a topology it opens the run's recorded one,
+// or, when nothing is recorded, the default topology (Exists is then false), as the kwok bed
+// does. A dry run plans against the run's recorded state when there is one, else against
+// the default topology with placeholders for what only a real run knows.
+func openBed(o testbed.BedOptions) (testbed.Bed, error) {
+	if o.BuildTools {
+		// Nothing to refuse: the datapath tier builds what it needs (images, Cilium) anyway.
+		o.BuildTools = false
+	}
+	root := o.StateRoot
+	if root == "" {
+		var err error
+		if root, err = testbed.DefaultStateRoot(); err != nil {
+			return nil, err
+		}
+	}
+	top := o.Topology
+	run := o.Run
+	if run == "" {
+		run = "polykube"
+		if top != nil {
+			run = top.Name
+		}
+	}
+	if o.Dir == "" {
+		o.Dir = testbed.RunDir(root, run, o.Provider, provider.AddonsInCluster)
+	}
+	rec, err := recordedState(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	asked := o.Topology
+	if top == nil && (rec == nil || o.DryRun) {
+		top = topology.Default()
+		if rec != nil {
+			top, o.K0sHosts = rec.Topology, rec.K0sHosts
+		}
+	}
+	o.Topology = top
+	b, err := Open(o)
+	if err != nil || !o.DryRun || asked != nil {
+		return b, err
+	}
+	// A dry run of a command on a run (fault, git commit) reads what the run recorded.
+	if rec != nil {
+		b.state.GitAddr, b.state.Seeded, b.state.Operator, b.state.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
+		return b, nil
+	}
+	// No run: the Git server's address is not known; the operator is the one Up would seed.
+	b.state.GitAddr = "<git-server>"
+	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), datapath.Image)
+	if err != nil {
+		return nil, err
+	}
+	b.state.Operator, b.state.ServiceAccount = seed.Deployment, seed.ServiceAccount
+	return b, nil
+}
+
+// recordedState reads the state a datapath run recorded in dir; nil when there is none.
+func recordedState(dir string) (*State, error) {
+	return testbed.ReadRecorded[State](statePath(dir))
+}
+
+// Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
+// the cluster stops with it), operator scales its Deployment to zero with Flux told to leave
+// it so, flux scales the cluster's Flux controllers to zero, git stops the tier's Git server.
+// Each is announced on a status line.
+func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
+	var fn func() error
+	switch f {
+	case testbed.FaultAPIServer:
+		fn = func() error { return b.StopAPIServer(ctx, cluster) }
+	case testbed.FaultOperator:
+		fn = func() error { return b.StopOperator(ctx, cluster) }
+	case testbed.FaultFlux:
+		fn = func() error { return b.StopFlux(ctx, cluster) }
+	case testbed.FaultGit:
+		fn = func() error { return b.StopGit(ctx) }
+	case testbed.FaultNetwork:
+		fn = func() error { return b.Partition(ctx, cluster) }
+	default:
+		return testbed.UnknownFault(f)
+	}
+	return b.env.Step(faultStep("stop", f, cluster), fn)
+}
+
+// Start ends a fault (see Stop).
+func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error {
+	var fn func() error
+	switch f {
+	case testbed.FaultAPIServer:
+		fn = func() error { return b.StartAPIServer(ctx, cluster) }
+	case testbed.FaultOperator:
+		fn = func() error { return b.StartOperator(ctx, cluster) }
+	case testbed.FaultFlux:
+		fn = func() error { return b.StartFlux(ctx, cluster) }
+	case testbed.FaultGit:
+		fn = func() error { return b.StartGit(ctx) }
+	case testbed.FaultNetwork:
+		fn = func() error { return b.HealPartition(ctx, cluster) }
+	default:
+		return testbed.UnknownFault(f)
+	}
+	return b.env.Step(faultStep("start", f, cluster), fn)
+}
+
+func faultStep(action string, f testbed.Fault, cluster string) string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", action, f, cluster))
+}
+
+// Capabilities are the provider's.
+func (b *Bed) Capabilities() []provider.Capability { return b.prov.Capabilities() }
+
+// AdminConfig reads the cluster's kubeconfig context each time: a restarted kind node gets
+// its kubeconfig written again.
+func (b *Bed) AdminConfig(cluster string) (*rest.Config, error) {
+	m, err := b.env.Member(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return provider.RESTConfig(m.Kubeconfig, m.Context)
+}
+
+// OperatorConfig is a token of the operator's ServiceAccount in the cluster (TokenRequest),
+// requested once per cluster: what the operator's pod runs with.
+func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config, error) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	if cfg, ok := b.opConfigs[cluster]; ok {
+		return cfg, nil
+	}
+	sa := b.state.ServiceAccount
+	if sa.Name == "" {
+		return nil, fmt.Errorf("the datapath run knows no operator ServiceAccount; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
+	}
+	admin, err := b.AdminConfig(cluster)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	expiry := int64(operatorTokenSeconds)
+	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("request a token for the operator's ServiceAccount %s/%s in cluster %q: %w", sa.Namespace, sa.Name, cluster, err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tr.Status.Token
+	if b.opConfigs == nil {
+		b.opConfigs = map[string]*rest.Config{}
+	}
+	b.opConfigs[cluster] = cfg
+	return cfg, nil
+}
+
+// MeshReady waits until every member's Cilium reports every remote cluster connected.
+func (b *Bed) MeshReady(ctx context.Context) error { return datapath.MeshStatus(ctx, b.env) }
+
+// EchoTemplate is the tier's echo server, from the image the tier built and loaded.
+func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(datapath.Image) }
+
+// Backends is how many active backends the cluster's Cilium agents hold for the Service.
+func (b *Bed) Backends(ctx context.Context, cluster, namespace, service string, port int32) (int, error) {
+	return datapath.ServiceBackends(ctx, b.env, cluster, namespace, service, port)
+}
+
+// Call runs the tier's probe in the cluster and returns who answered each call.
+func (b *Bed) Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error) {
+	return datapath.Call(ctx, b.env, cluster, namespace, service, n)
+}
