@@ -216,7 +216,7 @@ func helmInstalls(t *testing.T, plan string) []helmInstall {
 func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
 	g := NewWithT(t)
 	_, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKwok, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
-	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath: its add-ons run as host processes (polykube-testbed up); use kind or k0s`)))
+	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath: its add-ons run as host processes (polykube-testbed up); use k0s or kind`)))
 	// A provider that is not registered is named, with those that are.
 	_, err = Open(Options{Topology: topology.Default(), Provider: "minikube", Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`unknown provider "minikube"`)))
