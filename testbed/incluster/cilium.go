@@ -47,7 +47,7 @@ func (b *Bed) ciliumOptions(ctx context.Context) (func(datapath.Member) datapath
 	}
 	return func(m datapath.Member) datapath.CiliumOptions {
 		o := datapath.CiliumOptions{Images: images, KubeProxyReplacement: b.kubeProxyReplacement(),
-			MissingCapabilities: b.host.missingCaps, CA: ca}
+			MissingCapabilities: b.host.missingCaps, CA: ca, MTU: b.overlayMTU}
 		for _, p := range b.env.Members {
 			if p.Name != m.Name {
 				o.Peers = append(o.Peers, peers[p.Name])

@@ -53,6 +53,10 @@ type Bed struct {
 	procs proc.Dir
 	host  host
 
+	// overlayMTU is the WireGuard interface's MTU on an isolated topology (Cilium's MTU), set
+	// once the overlay is up; 0 otherwise.
+	overlayMTU int
+
 	// opConfigs are the operator configurations OperatorConfig issued, per cluster.
 	opMu      sync.Mutex
 	opConfigs map[string]*rest.Config

@@ -99,6 +99,7 @@ func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 		{What: "Checking that the clusters have no Flux or Polykube of their own", Run: func() error { return b.checkNothingInstalled(ctx) }, Skip: owned},
 		{What: "Building the Polykube image " + datapath.Image, Run: func() error { return b.buildImage(ctx) }},
 		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }, Skip: !canLoad},
+		{What: "Starting the WireGuard overlay on every node (network: isolated)", Run: func() error { return b.startOverlay(ctx) }, Skip: !top.Isolated()},
 		{What: "Installing Cilium " + datapath.CiliumVersion + " with Helm", Run: func() error {
 			opts, err := b.ciliumOptions(ctx)
 			if err != nil {
