@@ -1,8 +1,12 @@
-// Package incluster brings up and tears down the datapath tier: real clusters (kind or k0s) with
+// Package incluster is the in-cluster bed: the testbed.Bed of a run whose add-ons run as
+// workloads in its clusters (addonPlacement: cluster), beside the host bed of package testbed.
+// It brings up and tears down real clusters (kind or k0s, or existing ones it is given) with
 // Cilium ClusterMesh, Flux following the test bed's Git server, and the Polykube operator
 // running in every cluster from an image built from the repository. `polykube-testbed up
 // --provider kind|k0s` and `demo --provider kind` run it; with --dry-run they print every
-// action and every external command instead.
+// action and every external command instead. Its files follow the jobs of bringing a run up
+// (open, preflight, clusters, images, overlay, cilium, git, flux, rollout, down) and the Bed
+// methods (bed, status, federation, faults, impersonate, demo, diagnose).
 package incluster
 
 import (
