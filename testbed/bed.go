@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/meshmirror"
 	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/provider"
@@ -21,7 +22,7 @@ import (
 
 // Bed is one federation of test clusters with its add-ons (Git server, Flux, operator),
 // whatever its provider: the one interface the scenario harness uses, for kwok clusters (the
-// Testbed of this package) and for kind and k0s clusters (testbed/datapath/tier) alike.
+// Testbed of this package) and for kind and k0s clusters (testbed/incluster) alike.
 type Bed interface {
 	// Up brings the federation up (or reuses what is already up) and returns when every
 	// cluster applied the seeded Git revision.
@@ -56,9 +57,6 @@ type Bed interface {
 	Kubeconfig(cluster string) (path, context string, err error)
 	// GitURL is the Git repository the clusters' Flux pulls from ("" before it serves).
 	GitURL() string
-	// Demo tells the article's story on the bed (`make demo`): it brings the federation up,
-	// shows it and tears it down at the end unless keep.
-	Demo(ctx context.Context, out io.Writer, keep bool) error
 }
 
 // OperatorKubeconfigs is the optional ability of a bed whose operators run as host processes
@@ -144,6 +142,12 @@ type BedOptions struct {
 	// K0sHosts is a hosts file: k0s installed on those SSH hosts with k0sctl instead of in
 	// Docker; GitListen is this machine's host:port for the Git server, reachable from them.
 	K0sHosts, GitListen string
+	// Dir is the run's state directory; "" means the run's own under StateRoot (RunDir). The
+	// in-cluster bed honours it (its `down --all` opens a run by its directory).
+	Dir string
+	// Runner runs the bed's external commands (docker, k0sctl, ssh); nil runs them, or prints
+	// them with DryRun. Tests fake the provider boundary with it (the in-cluster bed).
+	Runner execx.Runner
 }
 
 // refuseDatapathOptions is the hermetic beds' answer to options only the datapath beds honour.
@@ -158,8 +162,9 @@ func refuseDatapathOptions(o BedOptions) error {
 		return nil
 	}
 	slices.Sort(set)
-	return fmt.Errorf("%s: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s, or drop it for %s",
-		strings.Join(set, ", "), cmpOr(o.Provider, topology.ProviderKwok))
+	inCluster := provider.NamesAt(provider.AddonsInCluster)
+	return fmt.Errorf("%s: only the %s providers (real nodes) take it; add %s, or drop it for %s",
+		strings.Join(set, ", "), provider.Join(inCluster, "and", ""), provider.Join(inCluster, "or", "--provider "), cmpOr(o.Provider, topology.ProviderKwok))
 }
 
 func cmpOr(a, b string) string {
@@ -178,7 +183,7 @@ var (
 )
 
 // RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
-// placement: this package registers the host-process bed, testbed/datapath/tier the
+// placement: this package registers the host-process bed, testbed/incluster the
 // in-cluster one. A provider registers itself (provider.Register) and is listed once, in
 // providers.go; no bed names it.
 func RegisterBed(placement provider.Placement, open BedOpener) {
@@ -234,9 +239,9 @@ func OpenBed(o BedOptions) (Bed, error) {
 	open, ok := beds[placement]
 	bedsMu.Unlock()
 	if !ok {
-		// The in-cluster bed registers from testbed/datapath/tier; a program that does not
+		// The in-cluster bed registers from testbed/incluster; a program that does not
 		// import it cannot open those runs.
-		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/datapath/tier): %w", name, provider.ErrNotSupported)
+		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/incluster): %w", name, provider.ErrNotSupported)
 	}
 	return open(o)
 }
@@ -304,6 +309,8 @@ var (
 	_ OperatorBinaries       = HermeticBed{}
 	_ OperatorReplicas       = HermeticBed{}
 	_ OperatorLeaderElection = HermeticBed{}
+	_ DemoStage              = HermeticBed{}
+	_ Fetcher                = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with
@@ -348,3 +355,9 @@ func (b HermeticBed) OperatorConfig(_ context.Context, cluster string) (*rest.Co
 
 // Diagnose writes the run's diagnostics bundle.
 func (b HermeticBed) Diagnose(ctx context.Context, dir string) error { return b.CollectLogs(ctx, dir) }
+
+// WaitSlices waits until the operator of each cluster of slices reconciled the Workload (on
+// kwok no pod runs: the operator's status and the Deployment's replicas are the slice).
+func (b HermeticBed) WaitSlices(ctx context.Context, namespace, name string, slices map[string]int32) error {
+	return b.WaitReconciled(ctx, namespace, name, sortedIn(b.Topology().ClusterNames(), slices)...)
+}

@@ -117,7 +117,7 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	g.Expect(calls).To(gomega.ContainElements("create aws-eu-central-1", "create gcp-europe-west3", "delete aws-eu-central-1", "delete gcp-europe-west3"))
 	expectGone(g, filepath.Join(root, top.Name))
 
-	// No bed in this program runs add-ons in clusters (testbed/datapath/tier is not
+	// No bed in this program runs add-ons in clusters (testbed/incluster is not
 	// imported by this package's tests): the error says so instead of guessing.
 	_, err = OpenBed(BedOptions{Provider: "recording-in-cluster", StateRoot: root, Log: log})
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("runs its add-ons in its clusters, and this program has no such bed")))
@@ -133,4 +133,25 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 		provider.Register(provider.Registration{Name: "kwok", Placements: []provider.Placement{provider.AddonsOnHost}, New: newP})
 	}).To(gomega.PanicWith(gomega.ContainSubstring("registered twice")))
 	g.Expect(func() { provider.Register(provider.Registration{Name: "half", New: newP}) }).To(gomega.PanicWith(gomega.ContainSubstring("needs a name, a constructor and a placement")))
+}
+
+// The providers a message names come from the registry: those whose add-ons run in their
+// clusters by default, joined for a sentence and for flags; a newly registered one is named too.
+func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
+	g := gomega.NewWithT(t)
+	g.Expect(provider.Join([]string{"a"}, "or", "--provider ")).To(gomega.Equal("--provider a"))
+	g.Expect(provider.Join([]string{"a", "b", "c"}, "and", "")).To(gomega.Equal("a, b and c"))
+	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.ContainElements("k0s", "kind"))
+	g.Expect(provider.NamesAt(provider.AddonsInCluster)).NotTo(gomega.ContainElements("kwok", "existing"))
+
+	err := refuseDatapathOptions(BedOptions{DryRun: true})
+	g.Expect(err).To(gomega.MatchError(gomega.HavePrefix("--dry-run: only the k0s")))
+	g.Expect(err.Error()).To(gomega.ContainSubstring("add --provider k0s"))
+	g.Expect(err.Error()).To(gomega.ContainSubstring("--provider kind"))
+	g.Expect(err.Error()).To(gomega.HaveSuffix(", or drop it for kwok"))
+
+	provider.Register(provider.Registration{Name: "zz-refuse-in-cluster", Placements: []provider.Placement{provider.AddonsInCluster},
+		New: func(provider.Setup) (provider.Provider, error) { return nil, errNoClusters }})
+	err = refuseDatapathOptions(BedOptions{DryRun: true})
+	g.Expect(err.Error()).To(gomega.ContainSubstring(" or --provider zz-refuse-in-cluster, or drop it for kwok"))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -285,7 +286,7 @@ func WaitCilium(ctx context.Context, e *Env) error {
 		if err != nil {
 			return err
 		}
-		w := e.wait(WaitCiliumReady)
+		w := e.wait(topology.WaitCiliumReady)
 		if err := wait.For(ctx, w, "Cilium's agents in "+m.Name+" to be ready", func(ctx context.Context) error {
 			return daemonSetReady(ctx, cl, CiliumNamespace, CiliumAgentDaemonSet)
 		}); err != nil {

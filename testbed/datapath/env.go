@@ -120,30 +120,8 @@ func (e *Env) Member(name string) (Member, error) {
 	return Member{}, fmt.Errorf("no cluster %q in the federation (clusters: %s)", name, strings.Join(e.Topology.ClusterNames(), ", "))
 }
 
-// The datapath tier's own waits, beside topology.DefaultWaits.
-const (
-	WaitMeshReady   = "mesh-ready"   // every agent reports every remote cluster ready
-	WaitCiliumReady = "cilium-ready" // Cilium's agents and operator ready, nodes Ready, CoreDNS up
-	WaitRollout     = "rollout"      // the operator and echo Deployments become available
-	WaitProbe       = "probe"        // a routing probe Job finishes
-)
-
-// Waits are the defaults of the datapath tier's waits: real clusters pull images and start
-// eBPF datapaths, which takes minutes, not seconds.
-var Waits = map[string]topology.Wait{
-	WaitMeshReady:   {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 5 * time.Second}},
-	WaitCiliumReady: {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
-	WaitRollout:     {Timeout: topology.Duration{Duration: 10 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
-	WaitProbe:       {Timeout: topology.Duration{Duration: 5 * time.Minute}, Interval: topology.Duration{Duration: 2 * time.Second}},
-}
-
-// wait returns a wait of the datapath tier (Waits) or of the topology.
-func (e *Env) wait(name string) topology.Wait {
-	if w, ok := Waits[name]; ok {
-		return w
-	}
-	return e.Topology.Wait(name)
-}
+// wait returns the topology's wait of that name (topology.DefaultWaits unless it tunes it).
+func (e *Env) wait(name string) topology.Wait { return e.Topology.Wait(name) }
 
 // EachMember runs fn for every member at once and returns every member's error; a dry
 // run goes in order, so that its plan reads the same each time.

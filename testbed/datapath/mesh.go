@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -108,7 +109,7 @@ func MeshStatus(ctx context.Context, e *Env) error {
 			}
 		}
 		agents := 0
-		if err := wait.For(ctx, e.wait(WaitMeshReady), "ClusterMesh in "+m.Name+" to be ready", func(ctx context.Context) error {
+		if err := wait.For(ctx, e.wait(topology.WaitMeshReady), "ClusterMesh in "+m.Name+" to be ready", func(ctx context.Context) error {
 			var err error
 			agents, err = agentsMeshReady(ctx, e, m, want)
 			return err

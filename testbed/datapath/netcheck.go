@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -64,7 +65,7 @@ func checkService(ctx context.Context, e *Env, m Member) error {
 	defer func() {
 		_ = cl.Delete(context.WithoutCancel(ctx), ns)
 	}()
-	if err := wait.For(ctx, e.wait(WaitRollout), "the network check's echo server in "+m.Name+" to be available", func(ctx context.Context) error {
+	if err := wait.For(ctx, e.wait(topology.WaitRollout), "the network check's echo server in "+m.Name+" to be available", func(ctx context.Context) error {
 		return deploymentAvailable(ctx, cl, NetCheckNamespace, NetCheckName)
 	}); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/testbed/provider"
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -170,7 +171,7 @@ func runJob(ctx context.Context, e *Env, m Member, job *batchv1.Job) (string, er
 	}()
 	what := fmt.Sprintf("Job %s/%s in %s to finish", job.Namespace, job.Name, m.Name)
 	failed := false
-	err = wait.For(ctx, e.wait(WaitProbe), what, func(ctx context.Context) error {
+	err = wait.For(ctx, e.wait(topology.WaitProbe), what, func(ctx context.Context) error {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return err
 		}

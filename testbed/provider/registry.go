@@ -128,3 +128,31 @@ func Names() []string {
 	slices.Sort(names)
 	return names
 }
+
+// NamesAt are the registered providers whose add-ons run at placement by default (the first of
+// their Placements), sorted: the ones a message names for what only that placement does.
+func NamesAt(p Placement) []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	var names []string
+	for n, r := range registry {
+		if r.Placements[0] == p {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Join lists names for a message: "a", "a or b", "a, b or c" (conj "or"), prefixing each
+// with prefix ("--provider ").
+func Join(names []string, conj, prefix string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = prefix + n
+	}
+	if len(quoted) < 2 {
+		return strings.Join(quoted, "")
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " " + conj + " " + quoted[len(quoted)-1]
+}

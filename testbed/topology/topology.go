@@ -419,7 +419,7 @@ func (t *Topology) Validate() error {
 	// The provider's name is checked where providers are registered (provider.Lookup), when
 	// the bed is opened: this package knows no provider.
 	if t.Provider == "" {
-		add("provider: a provider is required (kwok, kind, k0s or existing)")
+		add("provider: a provider is required (`polykube-testbed up --help` lists them under --provider)")
 	}
 	if len(t.Clusters) == 0 {
 		add("clusters: at least one cluster is required")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/polykube/polykube/testbed"
 	// The kind and k0s beds (the datapath tier) register themselves with testbed.OpenBed.
-	_ "github.com/polykube/polykube/testbed/datapath/tier"
+	_ "github.com/polykube/polykube/testbed/incluster"
 	"github.com/polykube/polykube/testbed/topology"
 )
 

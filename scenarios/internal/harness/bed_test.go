@@ -12,7 +12,7 @@ import (
 
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
-	"github.com/polykube/polykube/testbed/datapath/tier"
+	"github.com/polykube/polykube/testbed/incluster"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -24,7 +24,7 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	top, err := topology.Load("../../topology-kind.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
 	var out bytes.Buffer
-	b, err := tier.Open(tier.Options{Topology: top, Dir: "/run/scenarios-kind", SourceDir: "../../..", DryRun: true, Out: &out})
+	b, err := incluster.Open(incluster.Options{Topology: top, Dir: "/run/scenarios-kind", SourceDir: "../../..", DryRun: true, Log: &out})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
 	g.Expect(b.Up(ctx)).To(Succeed(), out.String())
@@ -93,7 +93,7 @@ func TestBedFederation_DatapathOperatorConfigNeedsARun(t *testing.T) {
 	g := NewWithT(t)
 	top, err := topology.Load("../../topology-kind.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
-	b, err := tier.Open(tier.Options{Topology: top, Dir: t.TempDir(), SourceDir: "../../..", DryRun: true, Out: &bytes.Buffer{}})
+	b, err := incluster.Open(incluster.Options{Topology: top, Dir: t.TempDir(), SourceDir: "../../..", DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = newBedFederation(b).OperatorConfig("alpha")
 	g.Expect(err).To(MatchError(ContainSubstring("knows no operator ServiceAccount")))
@@ -114,7 +114,7 @@ func TestHarness_LinksEveryBed(t *testing.T) {
 	g := NewWithT(t)
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(strings.Fields(string(out))).To(ContainElement("github.com/polykube/polykube/testbed/datapath/tier"))
+	g.Expect(strings.Fields(string(out))).To(ContainElement("github.com/polykube/polykube/testbed/incluster"))
 	for _, p := range []string{topology.ProviderKwok, topology.ProviderKind, topology.ProviderK0s} {
 		b, err := testbed.OpenBed(testbed.BedOptions{Provider: p, Run: "probe", StateRoot: t.TempDir(), Log: &bytes.Buffer{}})
 		g.Expect(err).NotTo(HaveOccurred(), "provider %s", p)

@@ -18,7 +18,7 @@ import (
 
 // testSource is a small Polykube checkout (Dockerfile, gitops/, examples/echo) that the
 // datapath tier's dry runs plan from.
-const testSource = "../../datapath/tier/testdata/src"
+const testSource = "../../incluster/testdata/src"
 
 // runCLI runs polykube-testbed with the arguments, a state directory (a fresh one when
 // state is "") and the test source tree; the output has the state directory replaced by
@@ -109,10 +109,10 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 		{[]string{"fault", "stop", "dns", "a", "--provider", "kind", "--dry-run"}, `unknown fault "dns": use one of apiserver, operator, flux, git, network`},
 		{[]string{"fault", "stop", "apiserver", "alpha", "--provider", "kind", "--dry-run"}, `no cluster "alpha" in the federation (clusters: aws-eu-central-1, gcp-europe-west3, onprem-fra)`},
 		// What only real nodes do is refused on kwok, saying which providers take it.
-		{[]string{"fault", "stop", "git", "--dry-run"}, "--dry-run: only the kind and k0s providers (real nodes) take it; add --provider kind or --provider k0s"},
-		{[]string{"git", "commit", "x", "--dry-run"}, "--dry-run: only the kind and k0s providers"},
-		{[]string{"up", "--dry-run"}, "--dry-run: only the kind and k0s providers"},
-		{[]string{"up", "--images", "local"}, "--images: only the kind and k0s providers"},
+		{[]string{"fault", "stop", "git", "--dry-run"}, "--dry-run: only the k0s and kind providers (real nodes) take it; add --provider k0s or --provider kind"},
+		{[]string{"git", "commit", "x", "--dry-run"}, "--dry-run: only the k0s and kind providers"},
+		{[]string{"up", "--dry-run"}, "--dry-run: only the k0s and kind providers"},
+		{[]string{"up", "--images", "local"}, "--images: only the k0s and kind providers"},
 		{[]string{"git", "commit", "testdata/missing", "--provider", "kind", "--dry-run"}, "testdata/missing"},
 		{[]string{"up", "--provider", "minikube"}, `unknown provider "minikube"`},
 		{[]string{"demo", "--provider", "minikube"}, "use one of existing, k0s, kind, kwok"},

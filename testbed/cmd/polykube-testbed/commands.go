@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -36,12 +37,12 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.stateDir, "state-dir", "", "directory holding the runs (default ${XDG_STATE_HOME:-~/.local/state}/polykube/testbed)")
 	cmd.Flags().StringVar(&f.run, "run", "", "name of the run (default: the topology's name, polykube for the default topology)")
 	cmd.Flags().StringVar(&f.sourceDir, "source-dir", "", "the Polykube checkout (default: the one containing the working directory)")
-	cmd.Flags().StringVar(&f.provider, "provider", "", "kwok, existing, kind or k0s (default: the topology's provider; for a command on a run, the run's)")
+	cmd.Flags().StringVar(&f.provider, "provider", "", provider.Join(provider.Names(), "or", "")+" (default: the topology's provider; for a command on a run, the run's)")
 }
 
 // registerDryRun adds --dry-run, which the providers with real nodes (kind, k0s) honour.
 func (f *runFlags) registerDryRun(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print every action and external command instead of running them (kind and k0s)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print every action and external command instead of running them ("+provider.Join(provider.NamesAt(provider.AddonsInCluster), "and", "")+")")
 }
 
 // bedOptions are the options of the bed the flags select, for a topology (nil: the run's).

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -42,7 +44,11 @@ echo Service answered from every cluster, and what a stopped cluster does to the
 			if err != nil {
 				return err
 			}
-			return b.Demo(cmd.Context(), cmd.OutOrStdout(), keep)
+			stage, ok := b.(testbed.DemoStage)
+			if !ok {
+				return fmt.Errorf("provider %s: its bed cannot tell the demo's story (it waits for no Workload's slices); run the demo on kwok or kind", opts.Provider)
+			}
+			return testbed.Demo(cmd.Context(), stage, cmd.OutOrStdout(), testbed.DemoOptions{Keep: keep, Retain: retain})
 		},
 	}
 	rf.register(cmd)
@@ -50,6 +56,6 @@ echo Service answered from every cluster, and what a stopped cluster does to the
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the federation at the end (also KEEP=1)")
 	cmd.Flags().BoolVar(&retain, "retain", false, "keep the federation if the demo fails")
 	cmd.Flags().BoolVar(&building, "build-tools", false, "kwok: build missing toolchain binaries from Go module source (minutes)")
-	cmd.Flags().StringVar(&images, "images", "", "kind and k0s: upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
+	cmd.Flags().StringVar(&images, "images", "", provider.Join(provider.NamesAt(provider.AddonsInCluster), "and", "")+": upstream (pulled by the nodes; the default) or local (built here by `polykube-testbed images build`; nothing pulled); also IMAGES")
 	return cmd
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	// The kind and k0s beds register themselves with testbed.OpenBed.
-	_ "github.com/polykube/polykube/testbed/datapath/tier"
+	_ "github.com/polykube/polykube/testbed/incluster"
 )
 
 func main() {

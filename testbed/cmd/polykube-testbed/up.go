@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -23,7 +24,7 @@ func newUpCmd() *cobra.Command {
 		Short: "Bring up a federation: clusters, Git server, Flux and operators",
 		Long: `Bring up the federation of a topology (default: the article's three clusters on kwok).
 
-The provider is the topology's (kwok, existing, kind or k0s), or --provider. On kwok, up is
+The provider is the topology's (` + provider.Join(provider.Names(), "or", "") + `), or --provider. On kwok, up is
 idempotent: what is up already is checked and kept; it never downloads: the pinned binaries
 come from the toolchain cache (run ` + "`make tools`" + ` first, or pass --build-tools). On kind and
 k0s, the clusters get Cilium ClusterMesh, Flux in-cluster and the operator image built here;
@@ -63,7 +64,7 @@ created, unless --retain is given.`,
 	cmd.Flags().StringVarP(&file, "topology", "t", "", "topology file (default: the embedded examples/local-multicluster/topology.yaml)")
 	cmd.Flags().BoolVar(&retain, "retain", false, "keep what was created when up fails, for debugging")
 	cmd.Flags().BoolVar(&buildTools, "build-tools", false, "build missing toolchain binaries from Go module source (minutes)")
-	cmd.Flags().StringVar(&images, "images", "", "kind and k0s: upstream (pulled by the nodes) or local (built here by `polykube-testbed images build`; nothing pulled); default: the topology's images, else upstream")
+	cmd.Flags().StringVar(&images, "images", "", provider.Join(provider.NamesAt(provider.AddonsInCluster), "and", "")+": upstream (pulled by the nodes) or local (built here by `polykube-testbed images build`; nothing pulled); default: the topology's images, else upstream")
 	cmd.Flags().StringVar(&k0sHosts, "k0s-hosts", "", "k0s: a hosts file; installs k0s on those SSH hosts with k0sctl instead of in Docker")
 	cmd.Flags().StringVar(&gitListen, "git-listen", "", "host:port of this machine that the clusters' pods reach, for the Git server (k0s on SSH hosts; existing clusters with addonPlacement: cluster)")
 	return cmd

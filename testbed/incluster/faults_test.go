@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"bytes"
@@ -55,9 +55,9 @@ func TestFaults_DryRunPlan(t *testing.T) {
 func TestOpen_FindsTheCheckout(t *testing.T) {
 	g := NewWithT(t)
 	var out bytes.Buffer
-	b, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKind, Dir: "/run/polykube", DryRun: true, Out: &out})
+	b, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKind, Dir: "/run/polykube", DryRun: true, Log: &out})
 	g.Expect(err).NotTo(HaveOccurred())
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(b.opts.SourceDir).To(Equal(root))
 }
@@ -81,7 +81,7 @@ func TestOperatorStopStart_RealAPIServer(t *testing.T) {
 	dir := t.TempDir()
 	writeKubeconfig(t, env.Config, filepath.Join(dir, "clusters", cluster, "kubeconfig"), kind.Context(cluster))
 	var out bytes.Buffer
-	b, err := Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: dir, SourceDir: "testdata/src", Out: &out})
+	b, err := Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: dir, SourceDir: "testdata/src", Log: &out})
 	g.Expect(err).NotTo(HaveOccurred())
 	b.state.Operator = gitrepo.OperatorObject{Kind: "Deployment", Namespace: "polykube-system", Name: "polykube-operator"}
 

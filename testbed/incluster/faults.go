@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	"github.com/polykube/polykube/testbed"
-	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
@@ -126,7 +125,7 @@ func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what
 		if apierrors.IsNotFound(err) {
 			// Nothing runs it any more (Flux deleted it, with the Kustomization that applied
 			// it): the fault is in effect once the pods it had are gone.
-			return waitReplicaSetPodsGone(ctx, cl, cluster, namespace, name, what)
+			return b.waitReplicaSetPodsGone(ctx, cl, cluster, namespace, name, what)
 		}
 		return fmt.Errorf("get the Deployment of %s in %s: %w", what, cluster, err)
 	}
@@ -147,7 +146,7 @@ func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what
 	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, inNS, byLabel, client.GracePeriodSeconds(0)); err != nil {
 		return fmt.Errorf("kill the pods of %s in %s: %w", what, cluster, err)
 	}
-	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], fmt.Sprintf("the pods of %s in %s to be gone", what, cluster), func(ctx context.Context) error {
+	return wait.For(ctx, b.env.Topology.Wait(topology.WaitRollout), fmt.Sprintf("the pods of %s in %s to be gone", what, cluster), func(ctx context.Context) error {
 		var pods corev1.PodList
 		if err := cl.List(ctx, &pods, inNS, byLabel); err != nil {
 			return err
@@ -162,8 +161,8 @@ func (b *Bed) stopDeployment(ctx context.Context, cluster, namespace, name, what
 // waitReplicaSetPodsGone waits until no pod in namespace belongs to a ReplicaSet of the
 // Deployment called name (a ReplicaSet the Deployment controller named <name>-<hash>), for a
 // Deployment that is gone and whose pods the garbage collector is removing.
-func waitReplicaSetPodsGone(ctx context.Context, cl client.Client, cluster, namespace, name, what string) error {
-	return wait.For(ctx, datapath.Waits[datapath.WaitRollout], fmt.Sprintf("the pods of %s in %s (its Deployment deleted) to be gone", what, cluster), func(ctx context.Context) error {
+func (b *Bed) waitReplicaSetPodsGone(ctx context.Context, cl client.Client, cluster, namespace, name, what string) error {
+	return wait.For(ctx, b.env.Topology.Wait(topology.WaitRollout), fmt.Sprintf("the pods of %s in %s (its Deployment deleted) to be gone", what, cluster), func(ctx context.Context) error {
 		var pods corev1.PodList
 		if err := cl.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -103,7 +103,7 @@ func (b *Bed) reconnectMesh(ctx context.Context, cluster string) error {
 	if len(was) == 0 || slices.Equal(was, now) {
 		return nil
 	}
-	fmt.Fprintf(b.opts.Out, "• %s came back on %s (was %s): giving the other clusters' Cilium its new ClusterMesh address\n",
+	fmt.Fprintf(b.opts.Log, "• %s came back on %s (was %s): giving the other clusters' Cilium its new ClusterMesh address\n",
 		m.Name, strings.Join(now, ", "), strings.Join(was, ", "))
 	opts, err := b.ciliumOptions(ctx)
 	if err != nil {

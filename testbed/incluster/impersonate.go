@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
+	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
@@ -55,7 +56,7 @@ func (b *Bed) StartOperatorAs(ctx context.Context, cluster, clusterName string) 
 		return "", fmt.Errorf("the operator Deployment of cluster %s: %w", cluster, err)
 	}
 	// A pod left by an interrupted run goes first.
-	if err := deletePodAndWait(ctx, cl, pod.Namespace, pod.Name); err != nil {
+	if err := b.deletePodAndWait(ctx, cl, pod.Namespace, pod.Name); err != nil {
 		return "", err
 	}
 	if err := cl.Create(ctx, pod); err != nil {
@@ -64,10 +65,10 @@ func (b *Bed) StartOperatorAs(ctx context.Context, cluster, clusterName string) 
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = deletePodAndWait(dctx, cl, pod.Namespace, pod.Name)
+		_ = b.deletePodAndWait(dctx, cl, pod.Namespace, pod.Name)
 	}()
 
-	w := datapath.Waits[datapath.WaitProbe]
+	w := b.env.Topology.Wait(topology.WaitProbe)
 	var phase corev1.PodPhase
 	waitErr := wait.For(ctx, w, fmt.Sprintf("the operator of %s started as %q to end", cluster, clusterName), func(ctx context.Context) error {
 		var p corev1.Pod
@@ -125,12 +126,12 @@ func impersonatorPod(d *appsv1.Deployment, clusterName string) (*corev1.Pod, err
 
 // deletePodAndWait deletes a pod at once (no grace period) and waits until it is gone; a
 // missing pod is fine.
-func deletePodAndWait(ctx context.Context, cl client.Client, namespace, name string) error {
+func (b *Bed) deletePodAndWait(ctx context.Context, cl client.Client, namespace, name string) error {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	if err := cl.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
-	return wait.For(ctx, datapath.Waits[datapath.WaitProbe], fmt.Sprintf("pod %s/%s to be gone", namespace, name), func(ctx context.Context) error {
+	return wait.For(ctx, b.env.Topology.Wait(topology.WaitProbe), fmt.Sprintf("pod %s/%s to be gone", namespace, name), func(ctx context.Context) error {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -55,24 +55,23 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 			run = top.Name
 		}
 	}
-	dir := testbed.RunDir(root, run, o.Provider, provider.AddonsInCluster)
-	rec, err := recordedState(dir)
+	if o.Dir == "" {
+		o.Dir = testbed.RunDir(root, run, o.Provider, provider.AddonsInCluster)
+	}
+	rec, err := recordedState(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	k0sHosts := o.K0sHosts
+	asked := o.Topology
 	if top == nil && (rec == nil || o.DryRun) {
 		top = topology.Default()
 		if rec != nil {
-			top, k0sHosts = rec.Topology, rec.K0sHosts
+			top, o.K0sHosts = rec.Topology, rec.K0sHosts
 		}
 	}
-	b, err := Open(Options{
-		Topology: top, Provider: o.Provider, Dir: dir, Out: o.Log, SourceDir: o.SourceDir,
-		DryRun: o.DryRun, K0sHosts: k0sHosts, GitListen: o.GitListen, SelfBinary: o.SelfBinary,
-		Retain: o.Retain, Images: o.Images,
-	})
-	if err != nil || !o.DryRun || o.Topology != nil {
+	o.Topology = top
+	b, err := Open(o)
+	if err != nil || !o.DryRun || asked != nil {
 		return b, err
 	}
 	// A dry run of a command on a run (fault, git commit) reads what the run recorded.

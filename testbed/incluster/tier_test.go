@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/polykube/polykube/internal/golden"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/topology"
@@ -24,7 +25,7 @@ func dryRun(t *testing.T, opts Options) (*Bed, *execx.DryRun, *bytes.Buffer) {
 	if opts.Topology == nil {
 		opts.Topology = topology.Default()
 	}
-	opts.Dir, opts.SourceDir, opts.DryRun, opts.Out, opts.Runner = "/run/polykube", "testdata/src", true, &out, dry
+	opts.Dir, opts.SourceDir, opts.DryRun, opts.Log, opts.Runner = "/run/polykube", "testdata/src", true, &out, dry
 	b, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestUp_DryRunPlan(t *testing.T) {
 		{"kind", Options{Provider: topology.ProviderKind}},
 		{"kind-local", Options{Provider: topology.ProviderKind, Images: datapath.ImagesLocal}},
 		{"k0s-docker", Options{Provider: topology.ProviderK0s}},
-		{"k0s-ssh", Options{Provider: topology.ProviderK0s, K0sHosts: "../../provider/k0s/testdata/hosts.yaml", GitListen: "10.0.0.1:8090"}},
+		{"k0s-ssh", Options{Provider: topology.ProviderK0s, K0sHosts: "../provider/k0s/testdata/hosts.yaml", GitListen: "10.0.0.1:8090"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _, out := dryRun(t, tc.opts)
@@ -85,7 +86,7 @@ func TestUp_DryRunPlan_GivenClusters(t *testing.T) {
 
 func TestDemo_DryRunPlan(t *testing.T) {
 	b, _, out := dryRun(t, Options{Provider: topology.ProviderKind})
-	if err := b.Demo(context.Background(), out, false); err != nil {
+	if err := testbed.Demo(context.Background(), b, out, testbed.DemoOptions{}); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	golden.Assert(t, "demo-kind.golden", out.Bytes())
@@ -214,18 +215,18 @@ func helmInstalls(t *testing.T, plan string) []helmInstall {
 
 func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKwok, Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
-	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath: its add-ons run as host processes (polykube-testbed up); use kind or k0s`)))
+	_, err := Open(Options{Topology: topology.Default(), Provider: topology.ProviderKwok, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
+	g.Expect(err).To(MatchError(ContainSubstring(`provider "kwok" has no datapath: its add-ons run as host processes (polykube-testbed up); use k0s or kind`)))
 	// A provider that is not registered is named, with those that are.
-	_, err = Open(Options{Topology: topology.Default(), Provider: "minikube", Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
+	_, err = Open(Options{Topology: topology.Default(), Provider: "minikube", Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`unknown provider "minikube"`)))
 	g.Expect(err).To(MatchError(ContainSubstring("use one of existing, k0s, kind, kwok")))
-	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Out: &bytes.Buffer{}})
+	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring("no datapath run in")))
 	// The mesh mirror stands in for Cilium on the host-process bed; here Cilium runs.
 	top := topology.Default()
 	top.Addons = append(top.Addons, topology.AddonMeshMirror)
-	_, err = Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: t.TempDir(), DryRun: true, Out: &bytes.Buffer{}})
+	_, err = Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})
 	g.Expect(err).To(MatchError(ContainSubstring(`"mesh-mirror" stands in for Cilium where the add-ons run on the host (kwok); provider kind runs Cilium`)))
 }
 

@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -17,7 +17,7 @@ var downAllRunner execx.Runner
 // server would be stopped and its state deleted with every node container left running.
 func init() {
 	testbed.RegisterRunKind(testbed.RunKind{Marker: stateFile, Down: func(ctx context.Context, dir string, log io.Writer) error {
-		b, err := Open(Options{Dir: dir, Out: log, Runner: downAllRunner})
+		b, err := Open(Options{Dir: dir, Log: log, Runner: downAllRunner})
 		if err != nil {
 			return err
 		}

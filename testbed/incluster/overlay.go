@@ -1,4 +1,4 @@
-package tier
+package incluster
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (b *Bed) startOverlay(ctx context.Context) error {
 	}
 	underlay := 0
 	for _, n := range nodes {
-		fmt.Fprintf(b.opts.Out, "   %s: %s\n", n.Node, n.Status)
+		fmt.Fprintf(b.opts.Log, "   %s: %s\n", n.Node, n.Status)
 		if underlay == 0 || n.UnderlayMTU < underlay {
 			underlay = n.UnderlayMTU
 		}
