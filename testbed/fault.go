@@ -99,6 +99,9 @@ func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
 		return tb.startOperator(ctx, cluster, true)
 	case FaultFlux:
 		if tb.state.Topology.HasAddon(topology.AddonArgoCD) {
+			if tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral {
+				return errCentralFault
+			}
 			return tb.startArgoCD(ctx, cluster)
 		}
 		return tb.startFlux(ctx, cluster)
