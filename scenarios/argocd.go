@@ -2,13 +2,27 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cucumber/godog"
 
 	"github.com/polykube/polykube/scenarios/internal/harness"
 )
 
 func argoCDSteps(r *registry) {
-	r.step(`^Argo CD in every cluster reports the (Workload|ServiceEndpoint|DatastoreBinding) "([^"]*)" (Healthy|Progressing|Degraded)$`, func(ctx context.Context, kind, name, health string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitArgoCDHealth(ctx, kind, name, health) })
+	// Shape (b) says "Argo CD in every cluster", shape (a) "the hub's Argo CD ... for every
+	// cluster": the same check, of the Application that delivers to each cluster.
+	r.step(`^(?:Argo CD in every cluster reports|the hub's Argo CD reports, for every cluster,) the (Workload|ServiceEndpoint|DatastoreBinding) "([^"]*)" (Healthy|Progressing|Degraded)$`, func(ctx context.Context, kind, name, health string) error {
+		return with(ctx, func(s *harness.Scenario) error {
+			seen, err := s.AwaitArgoCDHealth(ctx, kind, name, health)
+			if seen != "" {
+				// In the suite's output and the test log: what the Applications say.
+				fmt.Printf("scenarios: %s\n", strings.ReplaceAll(seen, "\n", "\nscenarios: "))
+				godog.Logf(ctx, "%s", seen)
+			}
+			return err
+		})
 	})
 	r.step(`^I delete the Application "([^"]*)" in every cluster with Argo CD's foreground cascade$`, func(ctx context.Context, name string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.DeleteApplicationCascading(ctx, name) })
@@ -24,5 +38,14 @@ func argoCDSteps(r *registry) {
 	})
 	r.step(`^the roster in Git is restored$`, func(ctx context.Context) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.RestoreRoster(ctx) })
+	})
+	r.step(`^I delete the Application the hub generated for "([^"]*)", and the ApplicationSet generates it again and it syncs$`, func(ctx context.Context, cluster string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.DeleteGeneratedApplication(ctx, cluster) })
+	})
+	r.step(`^every cluster still has the Polykube CRDs, the operator's namespace and Deployment, the roster and the Workload "([^"]*)"$`, func(ctx context.Context, name string) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckKeptWithoutApplications(ctx, name) })
+	})
+	r.step(`^no Application the hub generated carries Argo CD's resources finalizer$`, func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CheckNoResourcesFinalizer(ctx) })
 	})
 }

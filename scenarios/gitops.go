@@ -28,6 +28,9 @@ func gitopsSteps(r *registry) {
 	r.step(`^I apply the Workload "([^"]*)" to every cluster$`, func(ctx context.Context, name string) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.ApplyWorkload(ctx, name) })
 	})
+	r.step(`^I commit to Git, in the scenario's namespace:$`, func(ctx context.Context, doc *godog.DocString) error {
+		return with(ctx, func(s *harness.Scenario) error { return s.CommitManifests(ctx, []byte(doc.Content)) })
+	})
 	r.step(`^I apply to every cluster:$`, func(ctx context.Context, doc *godog.DocString) error {
 		return with(ctx, func(s *harness.Scenario) error { return s.ApplyEverywhere(ctx, []byte(doc.Content)) })
 	})
