@@ -502,7 +502,9 @@ func commitOf(revision string) string {
 }
 
 // AppSynced says why an Application has not (yet) synced the commit: nil once it is Synced at
-// that commit and its last sync succeeded.
+// that commit and its last sync, if it ran one, succeeded. An Application that finds Git's
+// objects already in place (one the ApplicationSet generated again, or a commit that changes
+// nothing of its cluster) compares Synced and runs no sync of that commit: it is applied.
 func AppSynced(app *unstructured.Unstructured, commit string) error {
 	syncStatus, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
 	rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
@@ -514,6 +516,8 @@ func AppSynced(app *unstructured.Unstructured, commit string) error {
 		return fmt.Errorf("Application %s compared %q, not yet %s (sync %s; last operation %s: %s)", app.GetName(), rev, commit, or(syncStatus, "unknown"), or(phase, "none"), msg)
 	case syncStatus != "Synced":
 		return fmt.Errorf("Application %s is %s at %s (last operation %s: %s)", app.GetName(), or(syncStatus, "not compared"), commit, or(phase, "none"), msg)
+	case phase == "" && opRev == "":
+	case opRev != commit && phase == "Succeeded":
 	case opRev != commit || phase != "Succeeded":
 		return fmt.Errorf("Application %s: the sync of %s has not succeeded (last operation at %q %s: %s)", app.GetName(), commit, opRev, or(phase, "none"), msg)
 	}

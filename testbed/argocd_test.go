@@ -93,6 +93,13 @@ func TestAppSynced(t *testing.T) {
 		{"out of sync", app("OutOfSync", "abc", "Running", "old"), "is OutOfSync at abc"},
 		{"sync failed", app("Synced", "abc", "Failed", "abc"), "has not succeeded"},
 		{"no status", &unstructured.Unstructured{Object: map[string]any{}}, `compared "", not yet abc`},
+		// An Application that finds Git's objects already in place (generated again by the
+		// ApplicationSet, or a commit that changes nothing of its cluster) compares Synced and
+		// runs no sync: the commit is applied.
+		{"in place, never synced", app("Synced", "abc", "", ""), ""},
+		{"in place, last sync older", app("Synced", "abc", "Succeeded", "old"), ""},
+		{"sync running", app("Synced", "abc", "Running", "abc"), "has not succeeded"},
+		{"older sync failed", app("Synced", "abc", "Failed", "old"), "has not succeeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
