@@ -130,22 +130,28 @@ upgrade-contract: ## Run the upgrade-contract tests (allocation and rendered obj
 # The upgrade scenario's previous operator is built (once per previous release, into the cache)
 # before the suite, so that a cold build does not count against the scenario's timeout.
 # The api module (api/go.mod) is not entered by the root's ./..., so its tests run on their own.
-# The feature suite runs twice: on the default federation (Flux delivers) inside ./..., then only
-# its @argocd scenarios on scenarios/topology-argocd.yaml (an Argo CD per cluster delivers), with
-# their reports under $(ARTIFACTS)/argocd.
+# The feature suite runs three times: on the default federation (Flux delivers) inside ./..., then
+# only its @argocd scenarios on scenarios/topology-argocd.yaml (an Argo CD per cluster delivers),
+# with their reports under $(ARTIFACTS)/argocd, then only its @argocd-central scenarios on
+# scenarios/topology-argocd-central.yaml (one Argo CD with the ApplicationSet of examples/argocd),
+# reports under $(ARTIFACTS)/argocd-central.
 test: tools host-redis ## Run everything that runs here: unit, real-API-server integration, testbed and feature tests (Flux and Argo CD delivery).
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
 	  artifacts="$${ARTIFACTS:-$(CURDIR)/_artifacts}" && \
 	  summary="$$artifacts/scenarios/summary.txt" && argo="$$artifacts/argocd/scenarios/summary.txt" && \
-	  rm -f "$$summary" "$$argo" && \
+	  central="$$artifacts/argocd-central/scenarios/summary.txt" && \
+	  rm -f "$$summary" "$$argo" "$$central" && \
 	  status=0 && { POLYKUBE_PREVIOUS_OPERATOR="$$($(GO) run ./cmd/polykube-release previous-operator -cached)" || status=$$?; } && \
 	  export POLYKUBE_PREVIOUS_OPERATOR && \
 	  { $(GO) test $(GO_TEST_FLAGS) ./... || status=$$?; } && \
 	  { (cd api && $(GO) test $(GO_TEST_FLAGS) ./...) || status=$$?; } && \
 	  { ARTIFACTS="$$artifacts/argocd" POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml \
 	    $(GO) test $(GO_TEST_FLAGS) -run '^TestFeatures$$' ./scenarios/ || status=$$?; } && \
+	  { ARTIFACTS="$$artifacts/argocd-central" POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd-central.yaml \
+	    $(GO) test $(GO_TEST_FLAGS) -run '^TestFeatures$$' ./scenarios/ || status=$$?; } && \
 	  if [ -f "$$summary" ]; then echo "--- features (reports beside $$summary):"; cat "$$summary"; fi && \
 	  if [ -f "$$argo" ]; then echo "--- features delivered by Argo CD (reports beside $$argo):"; cat "$$argo"; fi && \
+	  if [ -f "$$central" ]; then echo "--- features delivered by one central Argo CD (reports beside $$central):"; cat "$$central"; fi && \
 	  exit $$status
 
 .PHONY: test-prometheus

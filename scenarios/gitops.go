@@ -18,6 +18,9 @@ func gitopsSteps(r *registry) {
 		return s.AwaitDelivered(ctx, []string{cluster}, s.Config.Wait(harness.WaitDelivery))
 	}))
 	r.step(`^I apply the Workload "([^"]*)" to every cluster$`, step1((*harness.Scenario).ApplyWorkload))
+	r.step(`^I commit to Git, in the scenario's namespace:$`, step1(func(s *harness.Scenario, ctx context.Context, doc *godog.DocString) error {
+		return s.CommitManifests(ctx, []byte(doc.Content))
+	}))
 	r.step(`^I apply to every cluster:$`, step1(func(s *harness.Scenario, ctx context.Context, doc *godog.DocString) error {
 		return s.ApplyEverywhere(ctx, []byte(doc.Content))
 	}))

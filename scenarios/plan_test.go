@@ -10,10 +10,12 @@ import (
 func TestPlanRun(t *testing.T) {
 	const (
 		argoOnly     = "needs delivery argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)"
+		centralOnly  = "needs delivery argocd-central (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd-central.yaml)"
 		soak         = "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"
 		misnamedOnly = "needs a cluster whose Cilium goes by another name, which real Cilium takes only at install (@misnamed-mesh: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind-misnamed.yaml on kind)"
 		namesRight   = "needs a mesh whose names are right (this topology installs Cilium in gamma under another name on purpose and runs the @misnamed-mesh scenarios; topology-kind.yaml runs the rest)"
 		fluxOnly     = "delivered by Flux (this run delivers with Argo CD and runs the @argocd scenarios; the default topology runs the rest)"
+		fluxOnlyC    = "delivered by Flux (this run delivers with Argo CD and runs the @argocd-central scenarios; the default topology runs the rest)"
 	)
 	pickles := []harness.Pickle{
 		{Name: "h", Tags: []string{"@hermetic"}},
@@ -25,6 +27,7 @@ func TestPlanRun(t *testing.T) {
 		{Name: "k", Tags: []string{"@hermetic", "@soak"}},
 		{Name: "r", Tags: []string{"@hermetic", "@slow", "@mesh-mirror", "@misnamed-mesh"}},
 		{Name: "g", Tags: []string{"@hermetic", "@registry"}},
+		{Name: "c", Tags: []string{"@hermetic", "@argocd-central"}},
 	}
 	tests := []struct {
 		tags, provider, delivery string
@@ -35,21 +38,24 @@ func TestPlanRun(t *testing.T) {
 		wantNotRun               []string
 		wantAddons               []string
 	}{
-		{"", "kwok", "flux", nil, nil, "~@argocd && ~@datapath && ~@wip && ~@soak", 5, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"mesh-mirror", "registry"}},
-		{"~@slow", "kwok", "flux", nil, nil, "~@slow && ~@argocd && ~@datapath && ~@wip && ~@soak", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak}, []string{"registry"}},
-		{"@wip", "kwok", "flux", nil, nil, "@wip && ~@argocd && ~@datapath && ~@soak", 1, nil, nil},
-		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@datapath && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
+		{"", "kwok", "flux", nil, nil, "~@argocd && ~@argocd-central && ~@datapath && ~@wip && ~@soak", 5, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak, centralOnly}, []string{"mesh-mirror", "registry"}},
+		{"~@slow", "kwok", "flux", nil, nil, "~@slow && ~@argocd && ~@argocd-central && ~@datapath && ~@wip && ~@soak", 2, []string{"@wip (testbed)", "needs datapath (provider kwok)", argoOnly, soak, centralOnly}, []string{"registry"}},
+		{"@wip", "kwok", "flux", nil, nil, "@wip && ~@argocd && ~@argocd-central && ~@datapath && ~@soak", 1, nil, nil},
+		{"@datapath", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@datapath && ~@argocd && ~@argocd-central && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, nil, nil},
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @misnamed-mesh scenario is not run there, and says why.
-		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 4, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly}, nil},
-		{"@none", "kwok", "flux", nil, nil, "@none && ~@argocd && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
+		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@argocd-central && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 4, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly, centralOnly}, nil},
+		{"@none", "kwok", "flux", nil, nil, "@none && ~@argocd && ~@argocd-central && ~@datapath && ~@wip && ~@soak", 0, nil, nil},
 		// On a topology that installs Cilium in gamma under another name only the
 		// @misnamed-mesh scenarios run; the rest say why not.
-		{"", "kind", "flux", []string{harness.CapabilityDatapath}, []string{"gamma"}, "~@argocd && @misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, []string{namesRight, namesRight, "@wip (testbed)", namesRight, namesRight, argoOnly, soak, namesRight}, nil},
+		{"", "kind", "flux", []string{harness.CapabilityDatapath}, []string{"gamma"}, "~@argocd && ~@argocd-central && @misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 1, []string{namesRight, namesRight, "@wip (testbed)", namesRight, namesRight, argoOnly, soak, namesRight, centralOnly}, nil},
 		// Asked for, the soak runs (and only it).
-		{"@soak", "kwok", "flux", nil, nil, "@soak && ~@argocd && ~@datapath && ~@wip", 1, nil, nil},
+		{"@soak", "kwok", "flux", nil, nil, "@soak && ~@argocd && ~@argocd-central && ~@datapath && ~@wip", 1, nil, nil},
 		// With Argo CD delivery only the @argocd scenarios run; the others are Flux's run's.
-		{"", "kwok", "argocd", nil, nil, "@argocd && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly}, nil},
+		{"", "kwok", "argocd", nil, nil, "@argocd && ~@argocd-central && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, fluxOnly, centralOnly}, nil},
+		// With the central Argo CD only the @argocd-central scenarios run; the other shape's
+		// say which topology runs them.
+		{"", "kwok", "argocd-central", nil, nil, "~@argocd && @argocd-central && ~@datapath && ~@wip && ~@soak", 1, []string{fluxOnlyC, fluxOnlyC, fluxOnlyC, fluxOnlyC, fluxOnlyC, argoOnly, fluxOnlyC, fluxOnlyC, fluxOnlyC}, nil},
 	}
 	for _, tt := range tests {
 		p := planRun(pickles, tt.tags, tt.provider, tt.delivery, tt.caps, tt.misnamed)

@@ -54,15 +54,20 @@ const (
 // link Argo CD (a module that needs a newer Go than Polykube's).
 var ApplicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
 
-// ArgoCDPorts are the loopback ports of a cluster's Argo CD processes.
+// ArgoCDPorts are the loopback ports of a cluster's Argo CD processes; the ApplicationSet
+// ones only beside the hub of delivery argocd-central.
 type ArgoCDPorts struct {
 	Redis, RepoServer, RepoServerMetrics, ControllerMetrics int
+	AppSetMetrics, AppSetWebhook                            int `json:",omitempty"`
 }
 
 func redisProc(cluster string) string      { return cluster + "-argocd-redis" }
 func repoServerProc(cluster string) string { return cluster + "-argocd-repo-server" }
 func appControllerProc(cluster string) string {
 	return cluster + "-argocd-application-controller"
+}
+func appSetControllerProc(cluster string) string {
+	return cluster + "-argocd-applicationset-controller"
 }
 
 // upArgoCD installs Argo CD in every cluster: its CRDs, settings and project, the processes,
@@ -91,6 +96,9 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral {
+		return tb.upArgoCDCentral(ctx, src, crdDir, health)
+	}
 	return tb.forEachCluster(func(c topology.Cluster) error {
 		cl, err := tb.Client(c.Name)
 		if err != nil {
@@ -102,7 +110,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		if err := applyArgoCDSettings(ctx, cl, health, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
-		if err := tb.applyClusterSecret(ctx, cl, c.Name); err != nil {
+		if err := tb.applyClusterSecret(ctx, cl, c.Name, nil); err != nil {
 			return err
 		}
 		if err := tb.startArgoCD(ctx, c.Name); err != nil {
@@ -111,7 +119,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		if err := tb.applyApplications(ctx, cl, c.Name); err != nil {
 			return err
 		}
-		return tb.waitSynced(ctx, cl, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))
+		return tb.waitSynced(ctx, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))
 	})
 }
 
@@ -200,13 +208,17 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	if cs == nil {
 		return fmt.Errorf("cluster %s is not up", cluster)
 	}
+	central := tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral
 	if cs.ArgoCD.Redis == 0 {
-		p, err := ports.Free(4)
+		p, err := ports.Free(6)
 		if err != nil {
 			return err
 		}
 		tb.mu.Lock()
-		cs.ArgoCD = ArgoCDPorts{p[0], p[1], p[2], p[3]}
+		cs.ArgoCD = ArgoCDPorts{p[0], p[1], p[2], p[3], 0, 0}
+		if central {
+			cs.ArgoCD.AppSetMetrics, cs.ArgoCD.AppSetWebhook = p[4], p[5]
+		}
 		tb.mu.Unlock()
 		if err := tb.saveState(); err != nil {
 			return err
@@ -262,7 +274,7 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	}); err != nil {
 		return err
 	}
-	return tb.startProc(ctx, proc.Spec{
+	if err := tb.startProc(ctx, proc.Spec{
 		Name: appControllerProc(cluster), Path: bins.controller, Env: env, Dir: dir,
 		Args: []string{
 			"--namespace=" + ArgoCDNamespace,
@@ -276,6 +288,25 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 			"--logformat=text",
 		},
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", cs.ArgoCD.ControllerMetrics),
+	}); err != nil || !central {
+		return err
+	}
+	// The hub's ApplicationSet controller: it reads the ApplicationSets and cluster Secrets of
+	// the argocd namespace (the kubeconfig's context has none: --namespace) and writes the
+	// Applications. Its webhook server, which this bed does not call, listens on loopback. It
+	// registers no health check (its probe server answers 404): it counts as up once its
+	// metrics answer, and the probe server is off.
+	return tb.startProc(ctx, proc.Spec{
+		Name: appSetControllerProc(cluster), Path: bins.appSetController, Env: env, Dir: dir,
+		Args: []string{
+			"--namespace=" + ArgoCDNamespace,
+			fmt.Sprintf("--argocd-repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", cs.ArgoCD.AppSetMetrics),
+			"--probe-addr=0",
+			fmt.Sprintf("--webhook-addr=127.0.0.1:%d", cs.ArgoCD.AppSetWebhook),
+			"--logformat=text",
+		},
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", cs.ArgoCD.AppSetMetrics),
 	})
 }
 
@@ -297,7 +328,7 @@ func (tb *Testbed) installGitVerifyWrapper(src string) error {
 
 func (tb *Testbed) argoCDBinDir() string { return filepath.Join(tb.dir, "argocd", "bin") }
 
-type argoCDBins struct{ repoServer, controller, path string }
+type argoCDBins struct{ repoServer, controller, appSetController, path string }
 
 // argoCDBinaries links Argo CD's one binary under the names it dispatches on (argv[0]), and
 // returns a PATH that holds the pinned kustomize and git-verify-wrapper.sh first.
@@ -327,6 +358,9 @@ func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
 		return b, err
 	}
 	if b.controller, err = link(argocd, "argocd-application-controller"); err != nil {
+		return b, err
+	}
+	if b.appSetController, err = link(argocd, "argocd-applicationset-controller"); err != nil {
 		return b, err
 	}
 	if _, err = link(kustomize, "kustomize"); err != nil {
@@ -376,10 +410,11 @@ func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*un
 	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
 }
 
-// applyClusterSecret registers the cluster with its own Argo CD, and no other: a cluster
-// Secret named after it, with its API server's address and the credentials of its kubeconfig
-// (client certificates or a token, as Argo CD's cluster config takes them).
-func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, cluster string) error {
+// applyClusterSecret registers the cluster with the Argo CD of cl (its own, or the hub of
+// delivery argocd-central): a cluster Secret named after it, with the labels given, its API
+// server's address and the credentials of its kubeconfig (client certificates or a token, as
+// Argo CD's cluster config takes them).
+func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, cluster string, labels map[string]string) error {
 	c, err := tb.Cluster(cluster)
 	if err != nil {
 		return err
@@ -407,10 +442,14 @@ func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, clu
 	if err != nil {
 		return err
 	}
+	all := map[string]string{"argocd.argoproj.io/secret-type": "cluster"}
+	for k, v := range labels {
+		all[k] = v
+	}
 	secret := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: ArgoCDNamespace,
-			Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+			Labels: all},
 		StringData: map[string]string{"name": cluster, "server": cfg.Host, "config": string(config)},
 	}
 	if err := cl.Patch(ctx, secret, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
@@ -435,15 +474,16 @@ func (tb *Testbed) applyApplications(ctx context.Context, cl client.Client, clus
 func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
-		cl, err := tb.Client(c.Name)
+		hub, names := tb.argoCDApplications(c.Name)
+		cl, err := tb.Client(hub)
 		if err != nil {
 			return err
 		}
-		for _, a := range Applications(tb.GitURL(), c.Name, tb.state.Operator.Deployment) {
+		for _, name := range names {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(ApplicationGVK)
 			u.SetNamespace(ArgoCDNamespace)
-			u.SetName(a.GetName())
+			u.SetName(name)
 			if err := cl.Patch(ctx, u, client.RawPatch("application/merge-patch+json", patch)); err != nil {
 				return err
 			}
@@ -462,7 +502,9 @@ func commitOf(revision string) string {
 }
 
 // AppSynced says why an Application has not (yet) synced the commit: nil once it is Synced at
-// that commit and its last sync succeeded.
+// that commit and its last sync, if it ran one, succeeded. An Application that finds Git's
+// objects already in place (one the ApplicationSet generated again, or a commit that changes
+// nothing of its cluster) compares Synced and runs no sync of that commit: it is applied.
 func AppSynced(app *unstructured.Unstructured, commit string) error {
 	syncStatus, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
 	rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
@@ -474,6 +516,8 @@ func AppSynced(app *unstructured.Unstructured, commit string) error {
 		return fmt.Errorf("Application %s compared %q, not yet %s (sync %s; last operation %s: %s)", app.GetName(), rev, commit, or(syncStatus, "unknown"), or(phase, "none"), msg)
 	case syncStatus != "Synced":
 		return fmt.Errorf("Application %s is %s at %s (last operation %s: %s)", app.GetName(), or(syncStatus, "not compared"), commit, or(phase, "none"), msg)
+	case phase == "" && opRev == "":
+	case opRev != commit && phase == "Succeeded":
 	case opRev != commit || phase != "Succeeded":
 		return fmt.Errorf("Application %s: the sync of %s has not succeeded (last operation at %q %s: %s)", app.GetName(), commit, opRev, or(phase, "none"), msg)
 	}
@@ -487,14 +531,43 @@ func or(s, dflt string) string {
 	return s
 }
 
-// waitSynced waits until every Application of the cluster synced the revision.
-func (tb *Testbed) waitSynced(ctx context.Context, cl client.Client, cluster, revision string, w topology.Wait) error {
+// argoCDApplications returns the cluster that holds the Applications delivering to the
+// cluster (the cluster itself, or the hub) and their names.
+func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
+	top := tb.state.Topology
+	if top.Delivery == topology.DeliveryArgoCDCentral {
+		return top.ArgoCDHub(cluster), []string{CentralApplicationName(cluster)}
+	}
+	var names []string
+	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+		names = append(names, a.GetName())
+	}
+	return cluster, names
+}
+
+// ArgoCDClusterApplication names the Application that delivers the cluster's entry point
+// (clusters/<name>), and the cluster whose API server holds it, under the topology's Argo CD
+// delivery.
+func ArgoCDClusterApplication(top *topology.Topology, cluster string) (hub, name string) {
+	if top.Delivery == topology.DeliveryArgoCDCentral {
+		return top.ArgoCDHub(cluster), CentralApplicationName(cluster)
+	}
+	return cluster, ArgoCDClusterApp
+}
+
+// waitSynced waits until every Application delivering to the cluster synced the revision.
+func (tb *Testbed) waitSynced(ctx context.Context, cluster, revision string, w topology.Wait) error {
 	commit := commitOf(revision)
-	return wait.For(ctx, w, fmt.Sprintf("Argo CD in %s to sync %s", cluster, revision), func(ctx context.Context) error {
-		for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+	hub, names := tb.argoCDApplications(cluster)
+	cl, err := tb.Client(hub)
+	if err != nil {
+		return err
+	}
+	return wait.For(ctx, w, fmt.Sprintf("Argo CD in %s to sync %s to %s", hub, revision, cluster), func(ctx context.Context) error {
+		for _, name := range names {
 			app := &unstructured.Unstructured{}
 			app.SetGroupVersionKind(ApplicationGVK)
-			if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: a.GetName()}, app); err != nil {
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
 				return err
 			}
 			if err := AppSynced(app, commit); err != nil {
@@ -506,29 +579,38 @@ func (tb *Testbed) waitSynced(ctx context.Context, cl client.Client, cluster, re
 }
 
 // stopArgoCD stops the cluster's Argo CD controllers (the flux fault, when Argo CD delivers);
-// Redis keeps running, as a cache outliving its clients would.
+// Redis keeps running, as a cache outliving its clients would. The hub of argocd-central
+// delivers to every cluster: stopping it for one is not this fault.
 func (tb *Testbed) stopArgoCD(ctx context.Context, cluster string) error {
+	if tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral {
+		return errCentralFault
+	}
 	return errors.Join(
 		tb.procs.Stop(ctx, appControllerProc(cluster), false, tb.wait(topology.WaitProcess)),
 		tb.procs.Stop(ctx, repoServerProc(cluster), false, tb.wait(topology.WaitProcess)))
 }
 
-// argoCDHealth checks the cluster's Argo CD processes and that its Applications synced the
-// revision.
+// argoCDHealth checks the Argo CD processes delivering to the cluster (its own, or the hub's)
+// and that its Applications synced the revision.
 func (tb *Testbed) argoCDHealth(ctx context.Context, cluster, revision string) error {
-	for _, p := range []string{redisProc(cluster), repoServerProc(cluster), appControllerProc(cluster)} {
+	hub, names := tb.argoCDApplications(cluster)
+	procs := []string{redisProc(hub), repoServerProc(hub), appControllerProc(hub)}
+	if tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral {
+		procs = append(procs, appSetControllerProc(hub))
+	}
+	for _, p := range procs {
 		if _, ok := tb.procs.Running(p); !ok {
 			return fmt.Errorf("%s is not running", p)
 		}
 	}
-	cl, err := tb.Client(cluster)
+	cl, err := tb.Client(hub)
 	if err != nil {
 		return err
 	}
-	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+	for _, name := range names {
 		app := &unstructured.Unstructured{}
 		app.SetGroupVersionKind(ApplicationGVK)
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: a.GetName()}, app); err != nil {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
 			return err
 		}
 		if revision == "" {

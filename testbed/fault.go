@@ -79,7 +79,8 @@ var FaultKinds = []FaultKind{
 		Help: []string{
 			"the cluster's Flux controllers (source- and kustomize-controller).",
 			"kwok and existing: their processes (with delivery argocd: its Argo CD",
-			"controllers); kind and k0s: their Deployments scaled to 0;",
+			"controllers; refused with argocd-central, whose one Argo CD delivers to",
+			"every cluster); kind and k0s: their Deployments scaled to 0;",
 			"start gives them their replicas back",
 		},
 	},
@@ -325,6 +326,9 @@ var hostFaults = Injectors[*Testbed]{
 		},
 		Start: func(tb *Testbed, ctx context.Context, cluster string) error {
 			if tb.state.Topology.HasAddon(topology.AddonArgoCD) {
+				if tb.state.Topology.Delivery == topology.DeliveryArgoCDCentral {
+					return errCentralFault
+				}
 				return tb.startArgoCD(ctx, cluster)
 			}
 			return tb.startFlux(ctx, cluster)

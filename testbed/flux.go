@@ -265,7 +265,7 @@ func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters 
 			switch {
 			case err != nil:
 			case tb.state.Topology.HasAddon(topology.AddonArgoCD):
-				err = tb.waitSynced(ctx, cl, name, revision, tb.wait(topology.WaitDelivery))
+				err = tb.waitSynced(ctx, name, revision, tb.wait(topology.WaitDelivery))
 			default:
 				err = tb.waitApplied(ctx, cl, name, revision, tb.wait(topology.WaitDelivery))
 			}

@@ -96,8 +96,7 @@ func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Actio
 			Run: func() error { return tb.upRegistry(ctx) }, Skip: !top.HasAddon(topology.AddonRegistry)},
 		{What: "Starting Git server", Run: func() error { return tb.upGit(ctx, opts.SelfBinary) }, Skip: !top.HasAddon(topology.AddonGit)},
 		{What: "Installing Flux", Run: func() error { return tb.upFlux(ctx) }, Skip: !top.HasAddon(topology.AddonFlux)},
-		{What: "Installing Argo CD (an application-controller, repo-server and Redis per cluster, each delivering to its own cluster)",
-			Run: func() error { return tb.upArgoCD(ctx) }, Skip: !top.HasAddon(topology.AddonArgoCD)},
+		{What: argoCDStep(top), Run: func() error { return tb.upArgoCD(ctx) }, Skip: !top.HasAddon(topology.AddonArgoCD)},
 		{What: "Starting operators", Run: func() error { return tb.upOperators(ctx) }, Skip: !top.HasAddon(topology.AddonOperator)},
 		{What: fmt.Sprintf("Starting the mesh mirror, standing in for Cilium's endpoint-slice synchronisation on %s (every %s, cache TTL %s)",
 			top.Provider, top.MeshMirror.Interval.Duration, top.MeshMirror.CacheTTL.Duration),
@@ -294,4 +293,12 @@ func (tb *Testbed) binDir() string {
 		return filepath.Join(tc.CacheDir(), "testbed-bin")
 	}
 	return filepath.Join(tb.opts.StateRoot, ".bin")
+}
+
+// argoCDStep is the status line of the Argo CD add-on, which says which shape runs.
+func argoCDStep(top *topology.Topology) string {
+	if top.Delivery == topology.DeliveryArgoCDCentral {
+		return fmt.Sprintf("Installing Argo CD (one hub beside %s: application-, applicationset-controller, repo-server and Redis, with the ApplicationSet of %s over every cluster)", top.ArgoCDHub(""), ExampleApplicationSet)
+	}
+	return "Installing Argo CD (an application-controller, repo-server and Redis per cluster, each delivering to its own cluster)"
 }

@@ -142,10 +142,17 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	s.Files[RosterDir+"/kustomization.yaml"] = RosterKustomization(nil)
 	s.Files[WorkloadsDir+"/kustomization.yaml"] = kustomization(nil, "")
 	resources = append(resources, "../../"+RosterDir, "../../"+WorkloadsDir)
+	header := "# The entry point of cluster %s; Flux substitutes ${" + ClusterNameVar + "} with the cluster's name.\n"
+	if top.Delivery == topology.DeliveryArgoCDCentral && src.OperatorBase != "" {
+		// The ApplicationSet of examples/argocd generates one Application per cluster, for
+		// clusters/<name>, and passes the cluster's name by a Kustomize patch of the operator's
+		// Deployment: the operator is vendored into each entry point, as that example says.
+		resources = append([]string{"../../" + OperatorDir}, resources...)
+		header = "# The entry point of cluster %s, operator included: Argo CD's ApplicationSet (examples/argocd) delivers it and patches --cluster-name in.\n"
+	}
 
 	for _, c := range top.Clusters {
-		s.Files[ClusterPath(c.Name)+"/kustomization.yaml"] = kustomization(resources,
-			"# The entry point of cluster "+c.Name+"; Flux substitutes ${"+ClusterNameVar+"} with the cluster's name.\n")
+		s.Files[ClusterPath(c.Name)+"/kustomization.yaml"] = kustomization(resources, fmt.Sprintf(header, c.Name))
 	}
 	s.Files["README.md"] = []byte("# Polykube test-bed GitOps repository\n\nServed by `polykube-testbed`. Flux in each cluster applies `operator/` (Kustomization " + OperatorKustomization + ") and `clusters/<name>/`.\n`polykube-testbed git commit DIR` adds manifests under `workloads/`.\n")
 	return s, nil

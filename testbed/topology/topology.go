@@ -37,8 +37,9 @@ const (
 const (
 	AddonGit  = "git"
 	AddonFlux = "flux"
-	// AddonArgoCD delivers Git with Argo CD instead of Flux (Topology.Delivery argocd): an
-	// Argo CD per cluster delivering to that cluster only.
+	// AddonArgoCD delivers Git with Argo CD instead of Flux (Topology.Delivery argocd: an
+	// Argo CD per cluster delivering to that cluster only; argocd-central: one Argo CD, beside
+	// the first cluster, delivering to every cluster through an ApplicationSet).
 	AddonArgoCD   = "argocd"
 	AddonOperator = "operator"
 	// AddonMeshMirror copies the EndpointSlices of global Services between the clusters as
@@ -70,6 +71,10 @@ const (
 const (
 	DeliveryFlux   = "flux"
 	DeliveryArgoCD = "argocd"
+	// DeliveryArgoCDCentral is the article's shape: one Argo CD (its API objects in the first
+	// cluster, its processes beside it) holding every cluster's credentials, with the
+	// ApplicationSet of examples/argocd generating an Application per cluster.
+	DeliveryArgoCDCentral = "argocd-central"
 )
 
 // Addons lists the add-ons installed by default with Flux delivery, in install order; with
@@ -80,7 +85,7 @@ var Addons = []string{AddonGit, AddonFlux, AddonOperator}
 var OptionalAddons = []string{AddonMeshMirror, AddonPrometheus, AddonRegistry}
 
 // deliveryAddon is the add-on of each delivery system.
-var deliveryAddon = map[string]string{DeliveryFlux: AddonFlux, DeliveryArgoCD: AddonArgoCD}
+var deliveryAddon = map[string]string{DeliveryFlux: AddonFlux, DeliveryArgoCD: AddonArgoCD, DeliveryArgoCDCentral: AddonArgoCD}
 
 // addonRequires says which add-on needs which other one first; "delivery" is the add-on of
 // the topology's delivery system.
@@ -114,8 +119,10 @@ type Topology struct {
 	// for kind and k0s. Existing clusters take either.
 	AddonPlacement string `json:"addonPlacement,omitempty"`
 	// Delivery is what applies the Git repository in each cluster: "flux" (the default:
-	// source- and kustomize-controller per cluster) or "argocd" (an Argo CD application-
-	// controller and repo-server per cluster, each delivering to its own cluster only). Its
+	// source- and kustomize-controller per cluster), "argocd" (an Argo CD application-
+	// controller and repo-server per cluster, each delivering to its own cluster only) or
+	// "argocd-central" (one Argo CD, the hub, beside the first cluster and keeping its objects
+	// there, with an applicationset-controller: it holds every cluster's credentials). Its
 	// add-on (flux or argocd) takes the same place in Addons.
 	Delivery string `json:"delivery,omitempty"`
 	// Flux configures the Flux add-on; with Argo CD delivery, Interval is how often Argo CD
@@ -375,6 +382,22 @@ func (t *Topology) SetDefaults() {
 // DeliveryAddon is the add-on of the topology's delivery system (flux or argocd).
 func (t *Topology) DeliveryAddon() string { return deliveryAddon[t.Delivery] }
 
+// ArgoCD reports whether Argo CD delivers (either shape).
+func (t *Topology) ArgoCD() bool { return t.DeliveryAddon() == AddonArgoCD }
+
+// ArgoCDHub is the cluster whose API server holds Argo CD's objects for the given cluster, and
+// beside which its processes run: the cluster itself with delivery argocd, the first cluster
+// of the topology with argocd-central ("" without Argo CD).
+func (t *Topology) ArgoCDHub(cluster string) string {
+	switch {
+	case t.Delivery == DeliveryArgoCD:
+		return cluster
+	case t.Delivery == DeliveryArgoCDCentral && len(t.Clusters) > 0:
+		return t.Clusters[0].Name
+	}
+	return ""
+}
+
 // HasDelivery reports whether the topology installs its delivery add-on.
 func (t *Topology) HasDelivery() bool { return t.HasAddon(t.DeliveryAddon()) }
 
@@ -454,10 +477,10 @@ func (t *Topology) Validate() error {
 
 	delivery := deliveryAddon[t.Delivery]
 	if delivery == "" {
-		add("delivery: %q is not a delivery system; use %s or %s", t.Delivery, DeliveryFlux, DeliveryArgoCD)
+		add("delivery: %q is not a delivery system; use %s, %s or %s", t.Delivery, DeliveryFlux, DeliveryArgoCD, DeliveryArgoCDCentral)
 	}
-	if t.Delivery == DeliveryArgoCD && (t.AddonPlacement == PlacementCluster || (t.Provider != ProviderKwok && t.Provider != ProviderExisting)) {
-		add("delivery: argocd runs only as host processes beside kwok or existing clusters (the hermetic tier); use delivery flux with provider %s", t.Provider)
+	if t.ArgoCD() && (t.AddonPlacement == PlacementCluster || (t.Provider != ProviderKwok && t.Provider != ProviderExisting)) {
+		add("delivery: %s runs only as host processes beside kwok or existing clusters (the hermetic tier); use delivery flux with provider %s", t.Delivery, t.Provider)
 	}
 	seen := map[string]bool{}
 	known := append([]string{AddonGit, AddonFlux, AddonArgoCD, AddonOperator}, OptionalAddons...)

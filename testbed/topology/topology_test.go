@@ -73,11 +73,13 @@ func TestParse_Errors(t *testing.T) {
 		{"mesh mirror too fast", header + "addons: [git, flux, operator, mesh-mirror]\nmeshMirror: {interval: 10ms}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{"meshMirror.interval: 10ms is too short"}},
 		{"unknown delivery", header + "delivery: fleet\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
-			[]string{`delivery: "fleet" is not a delivery system; use flux or argocd`}},
+			[]string{`delivery: "fleet" is not a delivery system; use flux, argocd or argocd-central`}},
 		{"flux add-on with Argo CD delivery", header + "delivery: argocd\naddons: [git, flux, operator]\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{`addons: "flux" is not the delivery of this topology (delivery: argocd); list "argocd" instead`, `"operator" needs "argocd"`}},
 		{"Argo CD on the datapath tier", header + "provider: kind\ndelivery: argocd\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{"delivery: argocd runs only as host processes beside kwok or existing clusters"}},
+		{"central Argo CD on the datapath tier", header + "provider: k0s\ndelivery: argocd-central\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{"delivery: argocd-central runs only as host processes beside kwok or existing clusters"}},
 		{"mesh name on kwok", header + "clusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16], meshName: a-prod}]",
 			[]string{"clusters[0] (a).meshName: Cilium's cluster.name is set where the test bed installs Cilium (provider kind or k0s), not with provider kwok"}},
 		{"mesh names not labels or taken", header + `provider: kind
@@ -125,6 +127,20 @@ func TestParse_ArgoCDDeliveryTakesFluxsPlace(t *testing.T) {
 	g.Expect(top.Addons).To(gomega.Equal([]string{AddonGit, AddonArgoCD, AddonOperator}))
 	g.Expect(top.DeliveryAddon()).To(gomega.Equal(AddonArgoCD))
 	g.Expect(top.HasAddon(AddonFlux)).To(gomega.BeFalse())
+}
+
+func TestParse_CentralArgoCDHasOneHub(t *testing.T) {
+	g := gomega.NewWithT(t)
+	top, err := Parse([]byte(header + "delivery: argocd-central\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}, {name: b, provider: gcp, clusterID: 2, podCIDRs: [10.2.0.0/16]}]"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.Addons).To(gomega.Equal([]string{AddonGit, AddonArgoCD, AddonOperator}))
+	g.Expect(top.ArgoCD()).To(gomega.BeTrue())
+	g.Expect(top.ArgoCDHub("b")).To(gomega.Equal("a"), "the first cluster holds the hub")
+	top.Delivery = DeliveryArgoCD
+	g.Expect(top.ArgoCDHub("b")).To(gomega.Equal("b"), "with an Argo CD per cluster each is its own")
+	top.Delivery = DeliveryFlux
+	g.Expect(top.ArgoCD()).To(gomega.BeFalse())
+	g.Expect(top.ArgoCDHub("b")).To(gomega.BeEmpty())
 }
 
 func TestCluster_CiliumName(t *testing.T) {

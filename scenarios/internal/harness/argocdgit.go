@@ -20,11 +20,15 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// argoGit is Git for a federation whose clusters each run an Argo CD of their own (delivery
-// argocd) with the test bed's Applications (argocd/polykube for the cluster's entry point).
-// Revisions are reported as Flux writes them (main@sha1:<hash>), so that a scenario compares
-// what it committed with what a cluster applied the same way under both deliveries.
-type argoGit struct{ fluxGit }
+// argoGit is Git for a federation delivered by Argo CD: each cluster's own (delivery argocd,
+// the Application argocd/polykube for the cluster's entry point) or the hub's (argocd-central,
+// the Application polykube-<cluster> the example's ApplicationSet generates, in the first
+// cluster). Revisions are reported as Flux writes them (main@sha1:<hash>), so that a scenario
+// compares what it committed with what a cluster applied the same way under every delivery.
+type argoGit struct {
+	fluxGit
+	top *topology.Topology
+}
 
 var refreshAnnotation = "argocd.argoproj.io/refresh"
 
@@ -34,16 +38,18 @@ const (
 	operatorDeployment = "polykube-operator"
 )
 
+// app returns the Application that delivers the cluster's entry point.
 func (g argoGit) app(ctx context.Context, cluster string) (*unstructured.Unstructured, error) {
-	c, err := g.client(cluster)
+	hub, name := testbed.ArgoCDClusterApplication(g.top, cluster)
+	c, err := g.client(hub)
 	if err != nil {
 		return nil, err
 	}
 	app := &unstructured.Unstructured{}
 	app.SetGroupVersionKind(testbed.ApplicationGVK)
-	key := client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: testbed.ArgoCDClusterApp}
+	key := client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}
 	if err := c.Get(ctx, key, app); err != nil {
-		return nil, fmt.Errorf("get Application %s: %w", key, err)
+		return nil, fmt.Errorf("get Application %s in cluster %s: %w", key, hub, err)
 	}
 	return app, nil
 }
@@ -80,14 +86,15 @@ func comparisonError(app *unstructured.Unstructured) string {
 // RequestApply asks the cluster's Argo CD to compare with Git again (the refresh
 // annotation); Argo CD removes the annotation when it has. The token is the time asked.
 func (g argoGit) RequestApply(ctx context.Context, cluster string) (string, error) {
-	c, err := g.client(cluster)
+	hub, name := testbed.ArgoCDClusterApplication(g.top, cluster)
+	c, err := g.client(hub)
 	if err != nil {
 		return "", err
 	}
 	app := &unstructured.Unstructured{}
 	app.SetGroupVersionKind(testbed.ApplicationGVK)
 	app.SetNamespace(testbed.ArgoCDNamespace)
-	app.SetName(testbed.ArgoCDClusterApp)
+	app.SetName(name)
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"normal"}}}`, refreshAnnotation)
 	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return "", fmt.Errorf("ask Argo CD in cluster %q to refresh: %w", cluster, err)
@@ -115,17 +122,20 @@ func (g argoGit) ApplyHandled(ctx context.Context, cluster, _ string) (bool, boo
 	return true, true, "", nil
 }
 
-// AwaitArgoCDHealth waits until the Application delivering the scenario's objects in every
+// AwaitArgoCDHealth waits until the Application delivering the scenario's objects to every
 // cluster reports the named object with the health status given (Healthy, Progressing,
-// Degraded), as Argo CD computes it from the health checks Polykube ships.
-func (sc *Scenario) AwaitArgoCDHealth(ctx context.Context, kind, name, want string) error {
+// Degraded), as Argo CD computes it from the health checks Polykube ships. It returns what the
+// Applications' status.resources say of the object, a line per cluster, for the scenario's log.
+func (sc *Scenario) AwaitArgoCDHealth(ctx context.Context, kind, name, want string) (string, error) {
 	g, ok := sc.Fed.Git().(argoGit)
 	if !ok {
-		return errors.New("this federation does not deliver with Argo CD: run the scenario with a topology of delivery: argocd (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml)")
+		return "", errors.New("this federation does not deliver with Argo CD: run the scenario with a topology of delivery argocd or argocd-central (POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml or topology-argocd-central.yaml)")
 	}
-	what := fmt.Sprintf("Argo CD in every cluster to report the %s %s/%s %s", kind, sc.Namespace, name, want)
-	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+	what := fmt.Sprintf("Argo CD to report the %s %s/%s %s for every cluster", kind, sc.Namespace, name, want)
+	var seen []string
+	err := Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		var wrong []string
+		seen = seen[:0]
 		for _, cl := range sc.Fed.Clusters() {
 			app, err := g.app(ctx, cl)
 			if err != nil {
@@ -141,6 +151,9 @@ func (sc *Scenario) AwaitArgoCDHealth(ctx context.Context, kind, name, want stri
 				status, _, _ := unstructured.NestedString(m, "health", "status")
 				msg, _, _ := unstructured.NestedString(m, "health", "message")
 				got = strings.TrimSpace(status + " " + msg)
+				hub, _ := testbed.ArgoCDClusterApplication(g.top, cl)
+				seen = append(seen, fmt.Sprintf("Argo CD (in %s) Application %s status.resources: %s %s/%s health %s, message %q",
+					hub, app.GetName(), kind, sc.Namespace, name, status, msg))
 				if status == want {
 					got = ""
 				}
@@ -154,12 +167,13 @@ func (sc *Scenario) AwaitArgoCDHealth(ctx context.Context, kind, name, want stri
 		}
 		return nil
 	})
+	return strings.Join(seen, "\n"), err
 }
 
 // deliveryGit is the Git of a bed: Flux's, or Argo CD's when the topology delivers with it.
 func deliveryGit(top *topology.Topology, g fluxGit) Git {
-	if top.Delivery == topology.DeliveryArgoCD {
-		return argoGit{g}
+	if top.ArgoCD() {
+		return argoGit{g, top}
 	}
 	return g
 }
@@ -171,8 +185,8 @@ func deliveryGit(top *topology.Topology, g fluxGit) Git {
 // Applications are gone, and keeps them to create again; if the scenario ends first, its
 // teardown creates them again and restarts the operators.
 func (sc *Scenario) DeleteApplicationCascading(ctx context.Context, name string) error {
-	if _, ok := sc.Fed.Git().(argoGit); !ok {
-		return errors.New("this federation does not deliver with Argo CD: run the scenario with a topology of delivery: argocd")
+	if g, ok := sc.Fed.Git().(argoGit); !ok || g.top.Delivery != topology.DeliveryArgoCD {
+		return errors.New("this step deletes each cluster's own Application, which only delivery argocd has: run the scenario with POLYKUBE_SCENARIO_TOPOLOGY=topology-argocd.yaml")
 	}
 	kept := map[string]*unstructured.Unstructured{}
 	err := sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {

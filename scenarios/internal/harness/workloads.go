@@ -578,6 +578,33 @@ func (sc *Scenario) CommitManifest(ctx context.Context, kind, name string, obj a
 	return sc.commit(ctx, fmt.Sprintf("scenarios: %s %s/%s", kind, sc.Namespace, name), map[string][]byte{gitName(kind, name): data})
 }
 
+// CommitManifests commits the objects of a manifest, each in the scenario's namespace and a
+// file of its own, in one commit, and waits until every cluster's delivery applied it.
+func (sc *Scenario) CommitManifests(ctx context.Context, manifest []byte) error {
+	objs, err := DecodeManifests(manifest)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	var names []string
+	for _, u := range objs {
+		if ns := u.GetNamespace(); ns != "" && ns != sc.Namespace {
+			return fmt.Errorf("%s %s: the manifest names the namespace %q; leave it out, the scenario's own (%s) is set", u.GetKind(), u.GetName(), ns, sc.Namespace)
+		}
+		u.SetNamespace(sc.Namespace)
+		data, err := gitrepo.Manifest(u.Object)
+		if err != nil {
+			return fmt.Errorf("encode %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		files[gitName(u.GetKind(), u.GetName())] = data
+		names = append(names, u.GetKind()+" "+u.GetName())
+	}
+	if err := sc.commit(ctx, fmt.Sprintf("scenarios: %s in %s", strings.Join(names, ", "), sc.Namespace), files); err != nil {
+		return err
+	}
+	return sc.AwaitDelivered(ctx, sc.Fed.Clusters(), sc.Config.Wait(WaitDelivery))
+}
+
 // fluxNotReady says why the cluster's Flux Kustomization is not Ready (for example the API
 // server refused a committed object), or nothing when it is Ready or cannot be read: a
 // commit that never arrives then names its cause.
