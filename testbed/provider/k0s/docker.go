@@ -35,8 +35,24 @@ func (d *dockerBackend) apiServerEndpoint(name string) (string, int) {
 
 func (d *dockerBackend) dockerNetwork() string { return Network }
 
-// DockerRunArgs are the arguments of `docker run` for a cluster's k0s container.
-func DockerRunArgs(name, configPath, k0sVersion string) []string {
+// DisabledComponents are the k0s components the test bed does not need: the konnectivity
+// tunnel (every controller is a worker), metrics-server, the update prober (it asks the
+// internet) and autopilot (no upgrades). With local images, their images are not there.
+var DisabledComponents = []string{"autopilot", "konnectivity-server", "metrics-server", "update-prober"}
+
+// ControllerCommand is the k0s command of a cluster's container: controller and worker in
+// one, with the configuration written for it.
+func ControllerCommand(cgroupV1 bool) string {
+	cmd := "k0s controller --enable-worker --no-taints --config /etc/k0s/k0s.yaml --disable-components " + strings.Join(DisabledComponents, ",")
+	if cgroupV1 {
+		cmd += " --profile " + CgroupV1Profile
+	}
+	return cmd
+}
+
+// DockerRunArgs are the arguments of `docker run` for a cluster's k0s container, from a k0s
+// image (k0s's own, or the node image built here).
+func DockerRunArgs(name, configPath, image string, cgroupV1 bool) []string {
 	return []string{"run", "--detach",
 		"--name", ContainerName(name), "--hostname", ContainerName(name),
 		"--network", Network,
@@ -51,16 +67,17 @@ func DockerRunArgs(name, configPath, k0sVersion string) []string {
 		// The image's entry point tells the role from its command line when the command is
 		// k0s; here the command is a shell, so the role is given.
 		"--env", "K0S_ENTRYPOINT_ROLE=controller+worker",
-		Image(k0sVersion),
+		image,
 		// Mounts made by the kubelet (volumes, Cilium's BPF file system) must propagate to the
 		// containers it starts: a container's root is private unless made shared first.
-		"sh", "-c", "mount --make-rshared / && exec k0s controller --enable-worker --no-taints --config /etc/k0s/k0s.yaml",
+		"sh", "-c", "mount --make-rshared / && exec " + ControllerCommand(cgroupV1),
 	}
 }
 
 func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminKubeconfig, error) {
 	p := d.p
-	cfg, err := K0sConfig(c, p.o.KubeProxy, []string{"127.0.0.1", "localhost", ContainerName(c.Name)})
+	cfg, err := K0sConfig(c, ConfigOptions{KubeProxy: p.o.KubeProxy, SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)},
+		PodImages: p.o.PodImages, CgroupV1: p.o.CgroupV1})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +97,7 @@ func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminK
 		return nil, err
 	}
 	if !exists {
-		if _, err := p.run(ctx, "docker", DockerRunArgs(c.Name, configPath, p.o.K0sVersion)...); err != nil {
+		if _, err := p.run(ctx, "docker", DockerRunArgs(c.Name, configPath, p.o.NodeImage, p.o.CgroupV1)...); err != nil {
 			return nil, fmt.Errorf("start the k0s container of %s: %w", c.Name, err)
 		}
 	}

@@ -52,6 +52,13 @@ type Options struct {
 	K0sVersion string
 	// KubeProxy keeps kube-proxy; by default Cilium replaces it.
 	KubeProxy bool
+	// NodeImage is the image of the k0s containers (docker mode; default Image(K0sVersion)).
+	NodeImage string
+	// PodImages name the images of the pods k0s runs; nil keeps k0s's own (images: upstream).
+	PodImages *PodImages
+	// CgroupV1 says Docker runs containers on cgroup v1 (docker mode): kubelet is told to
+	// accept it (CgroupV1Profile).
+	CgroupV1 bool
 	// Runner runs docker, k0sctl, ssh and scp; default execx.Exec.
 	Runner execx.Runner
 }
@@ -110,6 +117,9 @@ func New(opts provider.Options, o Options) (*Provider, error) {
 	}
 	if o.Runner == nil {
 		o.Runner = execx.Exec{Log: opts.Log}
+	}
+	if o.NodeImage == "" {
+		o.NodeImage = Image(o.K0sVersion)
 	}
 	p := &Provider{opts: opts, o: o}
 	switch o.Mode {

@@ -47,16 +47,37 @@ func TestK0sctlConfig_Golden(t *testing.T) {
 func TestK0sConfig_Golden(t *testing.T) {
 	g := NewWithT(t)
 	c := k0sTopology().Clusters[1]
-	cfg, err := K0sConfig(c, false, []string{"127.0.0.1", "localhost", ContainerName(c.Name)})
+	cfg, err := K0sConfig(c, ConfigOptions{SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)}})
 	g.Expect(err).NotTo(HaveOccurred())
 	data, err := Marshal(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	golden.Assert(t, "k0s-config.golden", data)
 
-	withProxy, err := K0sConfig(c, true, nil)
+	withProxy, err := K0sConfig(c, ConfigOptions{KubeProxy: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(withProxy.Spec.Network.KubeProxy.Disabled).To(BeFalse())
 	g.Expect(withProxy.Spec.API).To(BeNil())
+	g.Expect(withProxy.Spec.Images).To(BeNil(), "k0s's own images unless told")
+	g.Expect(withProxy.Spec.WorkerProfiles).To(BeEmpty())
+}
+
+// With local images k0s runs the pod images the node carries, named by repository and tag;
+// on a cgroup v1 host kubelet is told to accept it.
+func TestK0sConfig_LocalImagesAndCgroupV1(t *testing.T) {
+	g := NewWithT(t)
+	c := k0sTopology().Clusters[0]
+	cfg, err := K0sConfig(c, ConfigOptions{CgroupV1: true, PodImages: &PodImages{
+		KubeProxy: "registry.k8s.io/kube-proxy:v1.36.3", CoreDNS: "registry.k8s.io/coredns/coredns:v1.14.2", Pause: "localhost:5000/pause:3.10"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*cfg.Spec.Images.KubeProxy).To(Equal(ImageSpec{Image: "registry.k8s.io/kube-proxy", Version: "v1.36.3"}))
+	g.Expect(*cfg.Spec.Images.CoreDNS).To(Equal(ImageSpec{Image: "registry.k8s.io/coredns/coredns", Version: "v1.14.2"}))
+	g.Expect(*cfg.Spec.Images.Pause).To(Equal(ImageSpec{Image: "localhost:5000/pause", Version: "3.10"}))
+	g.Expect(cfg.Spec.WorkerProfiles).To(Equal([]WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}))
+	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile " + CgroupV1Profile))
+	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--profile"))
+
+	_, err = K0sConfig(c, ConfigOptions{PodImages: &PodImages{KubeProxy: "localhost:5000/kube-proxy", CoreDNS: "a:1", Pause: "b:2"}})
+	g.Expect(err).To(MatchError(ContainSubstring(`image "localhost:5000/kube-proxy" has no tag`)))
 }
 
 func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
@@ -64,11 +85,11 @@ func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
 	c := k0sTopology().Clusters[0]
 	v6 := c
 	v6.PodCIDRs = []string{"fd00::/56"}
-	_, err := K0sConfig(v6, false, nil)
+	_, err := K0sConfig(v6, ConfigOptions{})
 	g.Expect(err).To(MatchError(ContainSubstring("IPv4-only")))
 	noSvc := c
 	noSvc.ServiceCIDR = ""
-	_, err = K0sConfig(noSvc, false, nil)
+	_, err = K0sConfig(noSvc, ConfigOptions{})
 	g.Expect(err).To(MatchError(ContainSubstring("serviceCIDR is required")))
 }
 
@@ -135,13 +156,15 @@ func TestProvider_DryRun(t *testing.T) {
 // made shared before k0s starts.
 func TestDockerRunArgs_PrivateCgroupsAndSharedMounts(t *testing.T) {
 	g := NewWithT(t)
-	args := DockerRunArgs("a", "/run/a/k0s.yaml", "v1.33.1+k0s.0")
+	args := DockerRunArgs("a", "/run/a/k0s.yaml", Image("v1.36.3+k0s.2"), false)
 	g.Expect(args).To(ContainElement("--cgroupns=private"))
 	g.Expect(args).NotTo(ContainElement("--cgroupns=host"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("/sys/fs/cgroup:")))
 	cmd := args[len(args)-1]
 	g.Expect(args[len(args)-3 : len(args)-1]).To(Equal([]string{"sh", "-c"}))
 	g.Expect(cmd).To(MatchRegexp(`^mount --make-rshared / && exec k0s controller `))
+	g.Expect(cmd).To(ContainSubstring("--disable-components autopilot,konnectivity-server,metrics-server,update-prober"),
+		"no image of those is in the local node image, and the test bed needs none of them")
 	g.Expect(args).To(ContainElement("K0S_ENTRYPOINT_ROLE=controller+worker"), "the entry point cannot tell the role from a shell command")
 }
 
