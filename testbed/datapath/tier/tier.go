@@ -198,9 +198,9 @@ func Open(opts Options) (*Bed, error) {
 	} else if pl != provider.AddonsInCluster {
 		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use kind or k0s", top.Provider, testbed.ProviderFlag(&top))
 	}
-	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts}
-	if top.Images == datapath.ImagesLocal {
-		setup.NodeImage = datapath.LocalNodeImage()
+	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts, Images: top.Images}
+	if li, ok := datapath.LocalNodeImageOf(top.Provider); ok && top.Images == datapath.ImagesLocal {
+		setup.NodeImage = li.Refs[0]
 	}
 	p, err := reg.New(setup)
 	if err != nil {
@@ -577,7 +577,10 @@ func (b *Bed) preflight(ctx context.Context) error {
 	if b.state.Topology.Images != datapath.ImagesLocal {
 		return nil
 	}
-	needed := []string{"kind-node", "cilium", "polykube"}
+	needed := []string{"cilium", "polykube"}
+	if li, ok := datapath.LocalNodeImageOf(b.state.Topology.Provider); ok && b.dockerNetwork() != "" {
+		needed = append([]string{li.Name}, needed...)
+	}
 	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
 		needed = append(needed, "flux")
 	}
