@@ -109,7 +109,7 @@ RELEASE_REPOSITORY ?= $(if $(REGISTRY),$(REGISTRY)/polykube/operator,ghcr.io/pol
 .PHONY: release
 release: ## Build a release into DIST (default dist/), offline and without Docker: make release VERSION=vX.Y.Z [DIST=dir] [REGISTRY=host:port].
 	@if [ -z "$(VERSION)" ]; then echo "make release needs VERSION=vX.Y.Z (a semver tag, for example v0.1.0)" >&2; exit 2; fi
-	$(GO) run ./cmd/polykube-release -version $(VERSION) -dist $(DIST) -repository $(RELEASE_REPOSITORY)
+	$(GO) run ./cmd/polykube-release -version $(VERSION) -dist $(DIST) -repository $(RELEASE_REPOSITORY) $(if $(SIGN_KEY),-sign-key $(SIGN_KEY))
 
 .PHONY: publish
 publish: ## Push the image and the Flux artifact of DIST to the registry they were built for, after checking SHA256SUMS (REGISTRY=host:port, INSECURE=1 for plain HTTP).

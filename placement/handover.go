@@ -28,8 +28,12 @@ func (h Handover) Active() bool { return h.Held > 0 }
 type HandoverView struct {
 	// Self is this cluster.
 	Self string
-	// Before is the allocation this cluster last wrote in its status (nil or empty: none yet).
+	// Before is the allocation this cluster last wrote in its status as a full list of targets,
+	// as operators before decision 0013 wrote it (nil or empty: none, or the digest layout).
 	Before map[string]int32
+	// BeforeDigest is what the status of the digest layout (decision 0013) keeps of the
+	// allocation last written, used when Before is empty.
+	BeforeDigest *PreviousAllocation
 	// Now is the allocation computed now.
 	Now Allocation
 	// Seen is true when this cluster sees its peers' ready endpoints (the failover's view).
@@ -38,6 +42,16 @@ type HandoverView struct {
 	Ready map[string]int32
 	// Timeout bounds the hold; 0 turns handovers off.
 	Timeout time.Duration
+}
+
+// PreviousAllocation is what a status in the digest layout (decision 0013) keeps of the
+// allocation it was written with: this cluster's own share and how many targets had replicas.
+type PreviousAllocation struct {
+	// Self is this cluster's share then; Targeted is false when it was no target.
+	Self     int32
+	Targeted bool
+	// TargetsWithReplicas is how many targets (this cluster included) had replicas above 0.
+	TargetsWithReplicas int
 }
 
 // StepHandover is the make-before-break of roster growth. A hold starts when this cluster's
@@ -58,8 +72,8 @@ func StepHandover(prev Handover, now time.Time, v HandoverView) Handover {
 	}
 	next := prev
 	if !prev.Active() {
-		held, ok := v.Before[v.Self]
-		if !ok || held <= base || !newTarget(v) {
+		held, ok, grew := previousShare(v, base)
+		if !ok || held <= base || !grew {
 			return Handover{}
 		}
 		next = Handover{Held: held, Until: now.Add(v.Timeout)}
@@ -81,6 +95,32 @@ func StepHandover(prev Handover, now time.Time, v HandoverView) Handover {
 	}
 	sort.Strings(next.Waiting)
 	return next
+}
+
+// previousShare is this cluster's share in the allocation last written (ok false: none), and
+// whether a peer target got replicas since. From a full list (Before) that is exact: some peer
+// has replicas now that had none. From the digest layout it is counted: more peers have
+// replicas now than had then. The count misses one case the list sees, a change that gives one
+// peer replicas while taking them from another in the same step (no hold then: the share is
+// given up at once, as without failover); it never sees a new target the list would not.
+func previousShare(v HandoverView, base int32) (held int32, ok, grew bool) {
+	if len(v.Before) > 0 || v.BeforeDigest == nil {
+		held, ok = v.Before[v.Self]
+		return held, ok, ok && newTarget(v)
+	}
+	d := v.BeforeDigest
+	if !d.Targeted {
+		return 0, false, false
+	}
+	peersBefore := d.TargetsWithReplicas
+	if d.Self > 0 {
+		peersBefore--
+	}
+	peersNow := v.Now.TargetsWithReplicas()
+	if base > 0 {
+		peersNow--
+	}
+	return d.Self, true, peersNow > peersBefore
 }
 
 // newTarget reports whether a peer got replicas now that had none in the allocation last written.

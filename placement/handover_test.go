@@ -85,3 +85,53 @@ func TestStepHandover_Bounds(t *testing.T) {
 	same := map[string]int32{"alpha": 3, "beta": 3, "gamma": 2}
 	g.Expect(StepHandover(Handover{}, t0, HandoverView{Self: "alpha", Before: same, Now: now, Timeout: time.Hour}).Active()).To(BeFalse())
 }
+
+// The digest layout (decision 0013) keeps this cluster's share and how many targets had
+// replicas, not every share: a handover starts from it where the full list started one, except
+// when one peer gains replicas as another loses them in the same step.
+func TestStepHandover_FromTheDigestLayout(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	grown := Allocation{{"alpha", 2}, {"beta", 2}, {"gamma", 2}}
+	digest := func(self int32, targeted bool, with int) *PreviousAllocation {
+		return &PreviousAllocation{Self: self, Targeted: targeted, TargetsWithReplicas: with}
+	}
+	cases := []struct {
+		name string
+		prev *PreviousAllocation
+		now  Allocation
+		want Handover
+	}{
+		{"a new target (2 with replicas, now 3): the previous share is kept", digest(3, true, 2), grown,
+			Handover{Held: 3, Until: t0.Add(10 * time.Minute), Waiting: []string{"beta", "gamma"}}},
+		{"a weight rising from 0 (3 targets, 2 with replicas): a new target", digest(3, true, 2), grown,
+			Handover{Held: 3, Until: t0.Add(10 * time.Minute), Waiting: []string{"beta", "gamma"}}},
+		{"a smaller total, no new target: no handover", digest(3, true, 2), Allocation{{"alpha", 2}, {"beta", 2}}, Handover{}},
+		{"a target that leaves: no handover", digest(2, true, 3), Allocation{{"alpha", 3}, {"beta", 3}}, Handover{}},
+		{"this cluster was no target: nothing to hold", digest(0, false, 2), grown, Handover{}},
+		{"one peer in, one out in the same step: not seen from the counts (no handover)", digest(3, true, 2),
+			Allocation{{"alpha", 2}, {"gamma", 4}}, Handover{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := StepHandover(Handover{}, t0, HandoverView{Self: "alpha", BeforeDigest: c.prev, Now: c.now, Timeout: 10 * time.Minute})
+			NewWithT(t).Expect(got).To(Equal(c.want))
+		})
+	}
+	// The full list, when an operator of the previous release wrote one, wins over the digest.
+	full := HandoverView{Self: "alpha", Before: map[string]int32{"alpha": 3, "beta": 3}, BeforeDigest: digest(0, false, 0), Now: grown, Timeout: 10 * time.Minute}
+	NewWithT(t).Expect(StepHandover(Handover{}, t0, full).Active()).To(BeTrue())
+}
+
+func TestAllocationDigest(t *testing.T) {
+	g := NewWithT(t)
+	a := Allocation{{"alpha", 2}, {"beta", 3}}
+	g.Expect(AllocationDigest(a)).To(HaveLen(16))
+	g.Expect(AllocationDigest(Allocation{{"beta", 3}, {"alpha", 2}})).To(Equal(AllocationDigest(a)), "order-independent")
+	g.Expect(AllocationDigest(Allocation{{"alpha", 2}, {"beta", 2}})).NotTo(Equal(AllocationDigest(a)), "a share differs")
+	g.Expect(AllocationDigest(Allocation{{"alpha", 2}, {"beta", 3}, {"gamma", 0}})).NotTo(Equal(AllocationDigest(a)), "a target with 0 replicas is a target")
+	g.Expect(AllocationDigest(Allocation{{"alph", 2}, {"abeta", 3}})).NotTo(Equal(AllocationDigest(a)), "names are delimited")
+	g.Expect(AllocationDigest(nil)).To(Equal(AllocationDigest(Allocation{})))
+	// Pinned: an operator and a polykube-status of different versions must compute the same
+	// digest, so the encoding cannot change without a decision record (decision 0013).
+	g.Expect(AllocationDigest(a)).To(Equal("1023397399cf418a"), "sha256 of \"alpha=2\\nbeta=3\\n\", 16 hex digits")
+}

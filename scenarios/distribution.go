@@ -38,70 +38,56 @@ func distributionSteps(r *registry) {
 	r.step(`^a Workload "([^"]*)" with strategy (Static|MultiCloudWeighted) and (\d+) replicas in total, targeting:$`, func(ctx context.Context, name, strategy string, total int32, table *godog.Table) error {
 		return define(ctx, name, strategy, &total, table)
 	})
-	r.step(`^I commit to Git the Workload "([^"]*)" with (\d+) replicas in total$`, func(ctx context.Context, name string, total int32) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			w, err := s.Workload(name)
+	r.step(`^I commit to Git the Workload "([^"]*)" with (\d+) replicas in total$`, step2(func(s *harness.Scenario, ctx context.Context, name string, total int32) error {
+		w, err := s.Workload(name)
+		if err != nil {
+			return err
+		}
+		w.Spec.Distribution.Replicas = &total
+		return s.CommitWorkload(ctx, name)
+	}))
+	r.step(`^I commit to Git the Workload "([^"]*)" with cluster "([^"]*)" at (\d+) replicas?$`, step3(func(s *harness.Scenario, ctx context.Context, name, cluster string, replicas int32) error {
+		w, err := s.Workload(name)
+		if err != nil {
+			return err
+		}
+		for i, t := range w.Spec.Distribution.Targets {
+			if t.ClusterRef == cluster {
+				w.Spec.Distribution.Targets[i].Replicas = &replicas
+				return s.CommitWorkload(ctx, name)
+			}
+		}
+		return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
+	}))
+	r.step(`^I commit to Git the Workload "([^"]*)" with the weight of cluster "([^"]*)" at (\d+)$`, step3(func(s *harness.Scenario, ctx context.Context, name, cluster string, weight int32) error {
+		w, err := s.Workload(name)
+		if err != nil {
+			return err
+		}
+		for i, t := range w.Spec.Distribution.Targets {
+			if t.ClusterRef == cluster {
+				w.Spec.Distribution.Targets[i].Weight = &weight
+				return s.CommitWorkload(ctx, name)
+			}
+		}
+		return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
+	}))
+	r.step(`^the replicas of "([^"]*)" are:$`, step2(func(s *harness.Scenario, ctx context.Context, name string, table *godog.Table) error {
+		rows, err := tableRows(table, "cluster", "replicas")
+		if err != nil {
+			return err
+		}
+		want := map[string]int32{}
+		for _, row := range rows {
+			n, err := strconv.ParseInt(row["replicas"], 10, 32)
 			if err != nil {
-				return err
+				return fmt.Errorf("replicas of %s %q is not a whole number", row["cluster"], row["replicas"])
 			}
-			w.Spec.Distribution.Replicas = &total
-			return s.CommitWorkload(ctx, name)
-		})
-	})
-	r.step(`^I commit to Git the Workload "([^"]*)" with cluster "([^"]*)" at (\d+) replicas?$`, func(ctx context.Context, name, cluster string, replicas int32) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			w, err := s.Workload(name)
-			if err != nil {
-				return err
-			}
-			for i, t := range w.Spec.Distribution.Targets {
-				if t.ClusterRef == cluster {
-					w.Spec.Distribution.Targets[i].Replicas = &replicas
-					return s.CommitWorkload(ctx, name)
-				}
-			}
-			return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
-		})
-	})
-	r.step(`^I commit to Git the Workload "([^"]*)" with the weight of cluster "([^"]*)" at (\d+)$`, func(ctx context.Context, name, cluster string, weight int32) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			w, err := s.Workload(name)
-			if err != nil {
-				return err
-			}
-			for i, t := range w.Spec.Distribution.Targets {
-				if t.ClusterRef == cluster {
-					w.Spec.Distribution.Targets[i].Weight = &weight
-					return s.CommitWorkload(ctx, name)
-				}
-			}
-			return fmt.Errorf("the Workload %q does not target cluster %q", name, cluster)
-		})
-	})
-	r.step(`^the replicas of "([^"]*)" are:$`, func(ctx context.Context, name string, table *godog.Table) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			rows, err := tableRows(table, "cluster", "replicas")
-			if err != nil {
-				return err
-			}
-			want := map[string]int32{}
-			for _, row := range rows {
-				n, err := strconv.ParseInt(row["replicas"], 10, 32)
-				if err != nil {
-					return fmt.Errorf("replicas of %s %q is not a whole number", row["cluster"], row["replicas"])
-				}
-				want[row["cluster"]] = int32(n)
-			}
-			return s.AwaitReplicas(ctx, name, want)
-		})
-	})
-	r.step(`^the replicas of "([^"]*)" add up to (\d+)$`, func(ctx context.Context, name string, total int32) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitTotal(ctx, name, total) })
-	})
-	r.step(`^every cluster computed the same allocation for "([^"]*)"$`, func(ctx context.Context, name string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitSameAllocation(ctx, name) })
-	})
-	r.step(`^no cluster runs fewer replicas of "([^"]*)" than before$`, func(ctx context.Context, name string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.CheckNeverLowered(name) })
-	})
+			want[row["cluster"]] = int32(n)
+		}
+		return s.AwaitReplicas(ctx, name, want)
+	}))
+	r.step(`^the replicas of "([^"]*)" add up to (\d+)$`, step2((*harness.Scenario).AwaitTotal))
+	r.step(`^every cluster computed the same allocation for "([^"]*)"$`, step1((*harness.Scenario).AwaitSameAllocation))
+	r.step(`^no cluster runs fewer replicas of "([^"]*)" than before$`, do1((*harness.Scenario).CheckNeverLowered))
 }

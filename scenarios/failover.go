@@ -13,77 +13,65 @@ import (
 )
 
 func failoverSteps(r *registry) {
-	r.step(`^the Workload "([^"]*)" fails over after (\d+s) and gives back after (\d+s), with at most (\d+%?) extra replicas per cluster$`, func(ctx context.Context, name, detect, ret, surge string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			d, err := time.ParseDuration(detect)
-			if err != nil {
-				return err
-			}
-			rt, err := time.ParseDuration(ret)
-			if err != nil {
-				return err
-			}
-			return s.SetFailover(name, d, rt, surge)
-		})
-	})
-	r.step(`^once "([^"]*)" has been gone from the mesh for detectAfter, the replicas of "([^"]*)" are:$`, func(ctx context.Context, cluster, workload string, table *godog.Table) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			want, err := replicaTable(table)
-			if err != nil {
-				return err
-			}
-			return s.AwaitAbsorbed(ctx, cluster, workload, want)
-		})
-	})
-	r.step(`^once "([^"]*)" has served its share again for returnAfter, the replicas of "([^"]*)" are:$`, func(ctx context.Context, cluster, workload string, table *godog.Table) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			want, err := replicaTable(table)
-			if err != nil {
-				return err
-			}
-			return s.AwaitReturned(ctx, cluster, workload, want)
-		})
-	})
-	r.step(`^the failover status of "([^"]*)" is:$`, func(ctx context.Context, workload string, table *godog.Table) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			rows, err := tableRows(table, "cluster", "base", "extra", "absorbs")
-			if err != nil {
-				return err
-			}
-			var want []harness.FailoverRow
-			for _, row := range rows {
-				fr := harness.FailoverRow{Cluster: row["cluster"], Absorbs: map[string]int32{}}
-				for _, f := range []struct {
-					cell string
-					to   *int32
-				}{{row["base"], &fr.Base}, {row["extra"], &fr.Extra}} {
-					n, err := strconv.ParseInt(f.cell, 10, 32)
-					if err != nil {
-						return fmt.Errorf("cluster %s: %q is not a whole number", fr.Cluster, f.cell)
-					}
-					*f.to = int32(n)
+	r.step(`^the Workload "([^"]*)" fails over after (\d+s) and gives back after (\d+s), with at most (\d+%?) extra replicas per cluster$`, step4(func(s *harness.Scenario, ctx context.Context, name, detect, ret, surge string) error {
+		d, err := time.ParseDuration(detect)
+		if err != nil {
+			return err
+		}
+		rt, err := time.ParseDuration(ret)
+		if err != nil {
+			return err
+		}
+		return s.SetFailover(name, d, rt, surge)
+	}))
+	r.step(`^once "([^"]*)" has been gone from the mesh for detectAfter, the replicas of "([^"]*)" are:$`, step3(func(s *harness.Scenario, ctx context.Context, cluster, workload string, table *godog.Table) error {
+		want, err := replicaTable(table)
+		if err != nil {
+			return err
+		}
+		return s.AwaitAbsorbed(ctx, cluster, workload, want)
+	}))
+	r.step(`^once "([^"]*)" has served its share again for returnAfter, the replicas of "([^"]*)" are:$`, step3(func(s *harness.Scenario, ctx context.Context, cluster, workload string, table *godog.Table) error {
+		want, err := replicaTable(table)
+		if err != nil {
+			return err
+		}
+		return s.AwaitReturned(ctx, cluster, workload, want)
+	}))
+	r.step(`^the failover status of "([^"]*)" is:$`, step2(func(s *harness.Scenario, ctx context.Context, workload string, table *godog.Table) error {
+		rows, err := tableRows(table, "cluster", "base", "extra", "absorbs")
+		if err != nil {
+			return err
+		}
+		var want []harness.FailoverRow
+		for _, row := range rows {
+			fr := harness.FailoverRow{Cluster: row["cluster"], Absorbs: map[string]int32{}}
+			for _, f := range []struct {
+				cell string
+				to   *int32
+			}{{row["base"], &fr.Base}, {row["extra"], &fr.Extra}} {
+				n, err := strconv.ParseInt(f.cell, 10, 32)
+				if err != nil {
+					return fmt.Errorf("cluster %s: %q is not a whole number", fr.Cluster, f.cell)
 				}
-				if fr.Absorbs, err = sharesCell("absorbs", row["absorbs"]); err != nil {
+				*f.to = int32(n)
+			}
+			if fr.Absorbs, err = sharesCell("absorbs", row["absorbs"]); err != nil {
+				return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
+			}
+			// The pending column is optional: without it, a change the operator waits
+			// to make is not looked at.
+			if cell, ok := row["pending"]; ok {
+				if fr.Pending, err = sharesCell("pending", cell); err != nil {
 					return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
 				}
-				// The pending column is optional: without it, a change the operator waits
-				// to make is not looked at.
-				if cell, ok := row["pending"]; ok {
-					if fr.Pending, err = sharesCell("pending", cell); err != nil {
-						return fmt.Errorf("cluster %s: %w", fr.Cluster, err)
-					}
-				}
-				want = append(want, fr)
 			}
-			return s.AwaitFailoverStatus(ctx, workload, want)
-		})
-	})
-	r.step(`^the clusters other than "([^"]*)" see it missing (\d+) replicas of "([^"]*)" and wait$`, func(ctx context.Context, cluster string, missing int32, workload string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitPending(ctx, cluster, workload, missing) })
-	})
-	r.step(`^the replicas of "([^"]*)" stay as they are for its returnAfter$`, func(ctx context.Context, workload string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.HoldReplicasFor(ctx, workload) })
-	})
+			want = append(want, fr)
+		}
+		return s.AwaitFailoverStatus(ctx, workload, want)
+	}))
+	r.step(`^the clusters other than "([^"]*)" see it missing (\d+) replicas of "([^"]*)" and wait$`, step3((*harness.Scenario).AwaitPending))
+	r.step(`^the replicas of "([^"]*)" stay as they are for its returnAfter$`, step1((*harness.Scenario).HoldReplicasFor))
 	r.step(`^the report gives how long the failover of "([^"]*)" away from "([^"]*)" took$`, func(ctx context.Context, workload, cluster string) (context.Context, error) {
 		s, err := scenario(ctx)
 		if err != nil {

@@ -4,48 +4,46 @@ import (
 	"context"
 
 	"github.com/polykube/polykube/scenarios/internal/harness"
+	"github.com/polykube/polykube/testbed"
 )
 
 func faultSteps(r *registry) {
-	r.step(`^the API server of cluster "([^"]*)" is stopped$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.StopAPIServer(ctx, cluster) })
+	r.step(`^the API server of cluster "([^"]*)" is stopped$`, stopsIn(testbed.FaultAPIServer))
+	r.step(`^the API server of cluster "([^"]*)" is started again$`, step1((*harness.Scenario).StartAPIServer))
+	r.step(`^nothing changed in the other clusters when "([^"]*)" returned$`, step1((*harness.Scenario).CheckOthersUnchanged))
+	r.step(`^the operator of cluster "([^"]*)" is killed as soon as the change reaches it$`, step1((*harness.Scenario).KillOperatorOnDelivery))
+	r.step(`^the operator of cluster "([^"]*)" is stopped$`, stopsIn(testbed.FaultOperator))
+	r.step(`^the operator of cluster "([^"]*)" is restarted$`, startsIn(testbed.FaultOperator))
+	r.step(`^the Git server is stopped$`, stops(testbed.FaultGit))
+	r.step(`^the Git server is started again$`, starts(testbed.FaultGit))
+	r.step(`^the network between cluster "([^"]*)" and the other clusters is cut$`, stopsIn(testbed.FaultNetwork))
+	r.step(`^the network between cluster "([^"]*)" and the other clusters is restored$`, startsIn(testbed.FaultNetwork))
+	r.step(`^every cluster reports that it cannot fetch from Git$`, step0((*harness.Scenario).AwaitFetchFailing))
+	r.step(`^every cluster's Flux applies its last revision again$`, step0((*harness.Scenario).ReapplyEverywhere))
+	r.step(`^the replicas of "([^"]*)" stay as they are while (.+)$`, step2(func(s *harness.Scenario, ctx context.Context, name, while string) error {
+		return s.CheckReplicasHold(ctx, name, "while "+while)
+	}))
+}
+
+// stopsIn is the handler of a step that puts fault f in effect in the cluster it names (the
+// scenario's teardown ends it); startsIn ends it. stops and starts are those of a fault of the
+// whole federation (testbed.FaultKind.PerCluster false).
+func stopsIn(f testbed.Fault) func(context.Context, string) error {
+	return step1(func(s *harness.Scenario, ctx context.Context, cluster string) error {
+		return s.InjectFault(ctx, f, cluster)
 	})
-	r.step(`^the API server of cluster "([^"]*)" is started again$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.StartAPIServer(ctx, cluster) })
+}
+
+func startsIn(f testbed.Fault) func(context.Context, string) error {
+	return step1(func(s *harness.Scenario, ctx context.Context, cluster string) error {
+		return s.EndFault(ctx, f, cluster)
 	})
-	r.step(`^nothing changed in the other clusters when "([^"]*)" returned$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.CheckOthersUnchanged(ctx, cluster) })
-	})
-	r.step(`^the operator of cluster "([^"]*)" is killed as soon as the change reaches it$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.KillOperatorOnDelivery(ctx, cluster) })
-	})
-	r.step(`^the operator of cluster "([^"]*)" is stopped$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.StopOperator(ctx, cluster) })
-	})
-	r.step(`^the operator of cluster "([^"]*)" is restarted$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.RestartOperator(ctx, cluster) })
-	})
-	r.step(`^the Git server is stopped$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.StopGit(ctx) })
-	})
-	r.step(`^the Git server is started again$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.StartGit(ctx) })
-	})
-	r.step(`^the network between cluster "([^"]*)" and the other clusters is cut$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.Partition(ctx, cluster) })
-	})
-	r.step(`^the network between cluster "([^"]*)" and the other clusters is restored$`, func(ctx context.Context, cluster string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.HealPartition(ctx, cluster) })
-	})
-	r.step(`^every cluster reports that it cannot fetch from Git$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitFetchFailing(ctx) })
-	})
-	r.step(`^every cluster's Flux applies its last revision again$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.ReapplyEverywhere(ctx) })
-	})
-	r.step(`^the replicas of "([^"]*)" stay as they are while (.+)$`, func(ctx context.Context, name, while string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			return s.CheckReplicasHold(ctx, name, "while "+while)
-		})
-	})
+}
+
+func stops(f testbed.Fault) func(context.Context) error {
+	return step0(func(s *harness.Scenario, ctx context.Context) error { return s.InjectFault(ctx, f, "") })
+}
+
+func starts(f testbed.Fault) func(context.Context) error {
+	return step0(func(s *harness.Scenario, ctx context.Context) error { return s.EndFault(ctx, f, "") })
 }

@@ -19,61 +19,55 @@ type answersKey struct{}
 const probePort = 80
 
 func routingSteps(r *registry) {
-	r.step(`^the clusters are connected by Cilium ClusterMesh$`, func(ctx context.Context) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			dp, err := s.Datapath()
-			if err != nil {
-				return err
-			}
-			return harness.Await(ctx, s.Config.Wait(harness.WaitConverge), "Cilium ClusterMesh to connect every member", dp.MeshReady)
-		})
-	})
-	r.step(`^the Workload "([^"]*)" runs the echo server that answers with its cluster name$`, func(ctx context.Context, name string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			dp, err := s.Datapath()
-			if err != nil {
-				return err
-			}
-			w, err := s.Workload(name)
-			if err != nil {
-				return err
-			}
-			w.Spec.Template = dp.EchoTemplate()
+	r.step(`^the clusters are connected by Cilium ClusterMesh$`, step0(func(s *harness.Scenario, ctx context.Context) error {
+		dp, err := s.Datapath()
+		if err != nil {
+			return err
+		}
+		return harness.Await(ctx, s.Config.Wait(harness.WaitConverge), "Cilium ClusterMesh to connect every member", dp.MeshReady)
+	}))
+	r.step(`^the Workload "([^"]*)" runs the echo server that answers with its cluster name$`, step1(func(s *harness.Scenario, ctx context.Context, name string) error {
+		dp, err := s.Datapath()
+		if err != nil {
+			return err
+		}
+		w, err := s.Workload(name)
+		if err != nil {
+			return err
+		}
+		w.Spec.Template = dp.EchoTemplate()
+		return nil
+	}))
+	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote)( and shared false| and global false)? is committed to Git(, its Workload's replicas not awaited)?$`, step5(func(s *harness.Scenario, ctx context.Context, name, workload, affinity, option, notAwaited string) error {
+		se := &polykubev1alpha1.ServiceEndpoint{}
+		se.APIVersion, se.Kind = polykubev1alpha1.GroupVersion.String(), "ServiceEndpoint"
+		se.Name, se.Namespace = name, s.Namespace
+		se.Spec = polykubev1alpha1.ServiceEndpointSpec{
+			WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: workload},
+			Ports:       []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}},
+			Affinity:    affinity,
+		}
+		switch option {
+		case " and shared false":
+			se.Spec.Shared = ptr.To(false) // service.cilium.io/shared: false in every cluster
+		case " and global false":
+			se.Spec.Global = ptr.To(false) // a local Service in every cluster: nothing is mirrored
+		}
+		if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
+			return err
+		}
+		if err := s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery)); err != nil {
+			return err
+		}
+		// A story whose failover starts at once (a peer the others cannot see from the
+		// start) never runs the plain allocation: it waits for what it tells instead.
+		if notAwaited != "" {
 			return nil
-		})
-	})
-	r.step(`^the ServiceEndpoint "([^"]*)" for the Workload "([^"]*)" with affinity (none|local|remote)( and shared false| and global false)? is committed to Git(, its Workload's replicas not awaited)?$`, func(ctx context.Context, name, workload, affinity, option, notAwaited string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			se := &polykubev1alpha1.ServiceEndpoint{}
-			se.APIVersion, se.Kind = polykubev1alpha1.GroupVersion.String(), "ServiceEndpoint"
-			se.Name, se.Namespace = name, s.Namespace
-			se.Spec = polykubev1alpha1.ServiceEndpointSpec{
-				WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: workload},
-				Ports:       []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}},
-				Affinity:    affinity,
-			}
-			switch option {
-			case " and shared false":
-				se.Spec.Shared = ptr.To(false) // service.cilium.io/shared: false in every cluster
-			case " and global false":
-				se.Spec.Global = ptr.To(false) // a local Service in every cluster: nothing is mirrored
-			}
-			if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
-				return err
-			}
-			if err := s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery)); err != nil {
-				return err
-			}
-			// A story whose failover starts at once (a peer the others cannot see from the
-			// start) never runs the plain allocation: it waits for what it tells instead.
-			if notAwaited != "" {
-				return nil
-			}
-			// The calls count the backends Cilium holds against the ready endpoints: every
-			// slice must be ready first, or one still starting looks left out by the mesh.
-			return s.AwaitAllocated(ctx, workload)
-		})
-	})
+		}
+		// The calls count the backends Cilium holds against the ready endpoints: every
+		// slice must be ready first, or one still starting looks left out by the mesh.
+		return s.AwaitAllocated(ctx, workload)
+	}))
 	r.step(`^a client in cluster "([^"]*)" calls the Service "([^"]*)" (\d+) times$`, func(ctx context.Context, cluster, service string, n int) (context.Context, error) {
 		s, err := scenario(ctx)
 		if err != nil {

@@ -79,16 +79,80 @@ func with(ctx context.Context, fn func(*harness.Scenario) error) error {
 	return fn(s)
 }
 
+// The step adapters make a harness method the handler of a step, so that a registration is
+// one line: stepN takes a method expression ((*harness.Scenario).Method) whose parameters
+// after the context are the step's N arguments, in the step's order; doN the same for a
+// method that takes no context (one that only records what the scenario will do). godog
+// reads the handler's parameter types to convert the captures, as it does for a closure.
+
+func step0(m func(*harness.Scenario, context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx) })
+	}
+}
+
+func step1[A any](m func(*harness.Scenario, context.Context, A) error) func(context.Context, A) error {
+	return func(ctx context.Context, a A) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a) })
+	}
+}
+
+func step2[A, B any](m func(*harness.Scenario, context.Context, A, B) error) func(context.Context, A, B) error {
+	return func(ctx context.Context, a A, b B) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a, b) })
+	}
+}
+
+func step3[A, B, C any](m func(*harness.Scenario, context.Context, A, B, C) error) func(context.Context, A, B, C) error {
+	return func(ctx context.Context, a A, b B, c C) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a, b, c) })
+	}
+}
+
+func step4[A, B, C, D any](m func(*harness.Scenario, context.Context, A, B, C, D) error) func(context.Context, A, B, C, D) error {
+	return func(ctx context.Context, a A, b B, c C, d D) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a, b, c, d) })
+	}
+}
+
+func step5[A, B, C, D, E any](m func(*harness.Scenario, context.Context, A, B, C, D, E) error) func(context.Context, A, B, C, D, E) error {
+	return func(ctx context.Context, a A, b B, c C, d D, e E) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a, b, c, d, e) })
+	}
+}
+
+func step6[A, B, C, D, E, F any](m func(*harness.Scenario, context.Context, A, B, C, D, E, F) error) func(context.Context, A, B, C, D, E, F) error {
+	return func(ctx context.Context, a A, b B, c C, d D, e E, f F) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, ctx, a, b, c, d, e, f) })
+	}
+}
+
+func do1[A any](m func(*harness.Scenario, A) error) func(context.Context, A) error {
+	return func(ctx context.Context, a A) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, a) })
+	}
+}
+
+func do2[A, B any](m func(*harness.Scenario, A, B) error) func(context.Context, A, B) error {
+	return func(ctx context.Context, a A, b B) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, a, b) })
+	}
+}
+
+func do3[A, B, C any](m func(*harness.Scenario, A, B, C) error) func(context.Context, A, B, C) error {
+	return func(ctx context.Context, a A, b B, c C) error {
+		return with(ctx, func(s *harness.Scenario) error { return m(s, a, b, c) })
+	}
+}
+
 func commonSteps(r *registry) {
-	r.step(`^a federation of the clusters (.+)$`, func(ctx context.Context, list string) error {
-		return with(ctx, func(s *harness.Scenario) error {
-			names, err := quotedList(list)
-			if err != nil {
-				return err
-			}
-			return harness.CheckClusters(s.Fed, names)
-		})
-	})
+	r.step(`^a federation of the clusters (.+)$`, step1(func(s *harness.Scenario, ctx context.Context, list string) error {
+		names, err := quotedList(list)
+		if err != nil {
+			return err
+		}
+		return harness.CheckClusters(s.Fed, names)
+	}))
 }
 
 var quotedRE = regexp.MustCompile(`"([^"]*)"`)

@@ -8,10 +8,8 @@ import (
 
 // Steps of features/suspend.feature.
 func suspendSteps(r *registry) {
-	r.step(`^I commit to Git the Workload "([^"]*)" (suspended|resumed)$`, func(ctx context.Context, name, state string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.CommitSuspend(ctx, name, state == "suspended") })
-	})
-	r.step(`^every operator reports the Workload "([^"]*)" suspended$`, func(ctx context.Context, name string) error {
-		return with(ctx, func(s *harness.Scenario) error { return s.AwaitSuspended(ctx, name) })
-	})
+	r.step(`^I commit to Git the Workload "([^"]*)" (suspended|resumed)$`, step2(func(s *harness.Scenario, ctx context.Context, name, state string) error {
+		return s.CommitSuspend(ctx, name, state == "suspended")
+	}))
+	r.step(`^every operator reports the Workload "([^"]*)" suspended$`, step1((*harness.Scenario).AwaitSuspended))
 }

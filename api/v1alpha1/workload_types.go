@@ -572,11 +572,27 @@ type WorkloadStatus struct {
 	// +optional
 	Phase string `json:"phase,omitempty"`
 
-	// Targets lists every target with the desired replicas computed here.
+	// Targets is deprecated: operators before decision 0013 listed every target here with the
+	// desired replicas computed in this cluster, a status that grew with the roster. This
+	// operator no longer writes it and clears what an earlier one wrote; it stays readable so
+	// that polykube-status can compare a cluster still running the previous release during an
+	// upgrade. Read Local and Allocation instead.
 	// +optional
 	// +listType=map
 	// +listMapKey=cluster
 	Targets []TargetStatus `json:"targets,omitempty"`
+
+	// Local is this cluster's own target entry: its allocation and what its Deployment
+	// observed. Unset when this cluster is not a target.
+	// +optional
+	Local *TargetStatus `json:"local,omitempty"`
+
+	// Allocation is a digest of the allocation this cluster computed for every target, so
+	// copies in different clusters can be compared without each listing every target
+	// (decision 0013): polykube-status recomputes the allocation from the spec and the roster
+	// and compares the digest.
+	// +optional
+	Allocation *AllocationDigest `json:"allocation,omitempty"`
 
 	// Autoscaling is this cluster's HPA bounds and current replicas (autoscaled, targeted).
 	// +optional
@@ -593,6 +609,22 @@ type WorkloadStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AllocationDigest summarizes the allocation one cluster computed for every target of a Workload.
+type AllocationDigest struct {
+	// Digest is placement.AllocationDigest of the allocation: the first 16 hexadecimal digits
+	// of the SHA-256 of every target's name and desired replicas, sorted by name.
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest"`
+
+	// Targets is how many targets the allocation has (explicit and selected from the roster).
+	Targets int32 `json:"targets"`
+
+	// TargetsWithReplicas is how many of them have desired replicas above 0: what the next
+	// reconcile compares to see whether a target newly got replicas (decision 0011's handover).
+	// +optional
+	TargetsWithReplicas int32 `json:"targetsWithReplicas,omitempty"`
 }
 
 // AutoscalingStatus is one cluster's autoscaling of a Workload.

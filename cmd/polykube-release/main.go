@@ -51,6 +51,7 @@ func run() error {
 	flag.StringVar(&o.Version, "version", "", "the release's semver tag, for example v0.1.0 (required)")
 	flag.StringVar(&o.Dist, "dist", release.DefaultDist, "output directory: absent, empty, or an earlier release's")
 	flag.StringVar(&o.Repository, "repository", release.DefaultRepository, "registry and repository the image is published to; install.yaml names it with the digest")
+	flag.StringVar(&o.SignKey, "sign-key", "", "a cosign private key (cosign generate-key-pair; its password in COSIGN_PASSWORD): sign the image and the Flux artifact")
 	flag.StringVar(&imagePlatforms, "image-platforms", join(release.ImagePlatforms), "comma-separated os/arch of the operator image")
 	flag.StringVar(&cliPlatforms, "cli-platforms", join(release.CLIPlatforms), "comma-separated os/arch of the polykube-status binaries")
 	flag.Parse()

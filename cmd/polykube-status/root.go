@@ -282,7 +282,8 @@ replicas move per workload per cluster.
 
 With --cluster NAME it shows that cluster's replicas and the Deployment its operator renders:
 the overrides that select it (from its ClusterMember in the paths read: give the roster's
-manifests too), the effective images, and with -o yaml or -o json the Deployment object.
+manifests too), the effective images, and with -o yaml or -o json the Deployment object and,
+for a Workload with ports, the Service beside it.
 
 With --assume-down NAME (repeatable) it previews capacity failover as if those clusters ran
 none of their share: each survivor's replicas as BASE+EXTRA, each capped by the Workload's

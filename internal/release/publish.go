@@ -151,6 +151,26 @@ func Publish(ctx context.Context, o PublishOptions) error {
 		return fmt.Errorf("push the gitops artifact to %s: %w", artTag, err)
 	}
 	fmt.Fprintf(out, " ✓ %s@%s\n", m.Gitops.Repository, m.Gitops.Digest)
+
+	// The cosign signatures, when the release was built with SIGN_KEY.
+	isSigned, err := signed(o.Dist)
+	if err != nil || !isSigned {
+		return err
+	}
+	for _, s := range []struct{ ref, prefix string }{
+		{m.Image.Repository + "@" + m.Image.Digest, imageSignature},
+		{m.Gitops.Repository + "@" + m.Gitops.Digest, gitopsSignature},
+	} {
+		ref, err := name.NewDigest(s.ref, nameOpts...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, " • attaching the cosign signature of %s…\n", ref)
+		if err := attachSignature(o.Dist, s.prefix, ref, remoteOpts); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, " ✓ signed %s\n", ref)
+	}
 	return nil
 }
 

@@ -68,6 +68,11 @@ type Options struct {
 	CLIPlatforms   []Platform
 	// Go is the go command; "" means "go".
 	Go string
+	// SignKey, when set, is a cosign private key: the release then holds cosign signatures of
+	// the image index and of the Flux artifact, and the public key (see sign.go).
+	SignKey string
+	// SignKeyPassword is SignKey's password; nil reads COSIGN_PASSWORD, as the cosign CLI does.
+	SignKeyPassword []byte
 	// Out receives the progress lines; nil discards them.
 	Out io.Writer
 }
@@ -161,12 +166,17 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		{"Flux OCI artifact of gitops/", b.gitopsArtifact},
 		{"polykube-status binaries", b.cliBinaries},
 		{"krew plugin", b.krewPlugin},
+		{"cosign signatures", b.sign},
 		{ManifestFile, b.writeManifest},
 		{"SHA256SUMS", b.checksums},
 	}
 	start := time.Now()
 	fmt.Fprintf(b.out, "Building Polykube %s (commit %s) into %s\n", o.Version, orUnknown(b.commit), dist)
 	for _, s := range steps {
+		if s.name == "cosign signatures" && o.SignKey == "" {
+			fmt.Fprintf(b.out, " - cosign signatures: not signed (make release SIGN_KEY=cosign.key signs the image and the artifact)\n")
+			continue
+		}
 		fmt.Fprintf(b.out, " • %s…\n", s.name)
 		t := time.Now()
 		detail, err := s.run(ctx)

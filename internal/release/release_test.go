@@ -69,12 +69,15 @@ func TestBuild(t *testing.T) {
 	defer srv.Close()
 	repository := strings.TrimPrefix(srv.URL, "http://") + "/polykube/operator"
 	var progress strings.Builder
+	// Signed with a cosign key, as make release SIGN_KEY=… does.
+	signKey, trusted := testKey(t, t.TempDir(), "pw")
 	res, err := Build(context.Background(), Options{
 		Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(), Repository: repository,
 		ImagePlatforms: platforms, CLIPlatforms: []Platform{host}, Out: &progress,
+		SignKey: signKey, SignKeyPassword: []byte("pw"),
 	})
 	g.Expect(err).NotTo(HaveOccurred(), progress.String())
-	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ Helm chart", "✓ Flux OCI artifact", "✓ polykube-status binaries", "✓ krew plugin", "✓ SHA256SUMS"} {
+	for _, line := range []string{"✓ operator-image/", "✓ install.yaml", "✓ Helm chart", "✓ Flux OCI artifact", "✓ polykube-status binaries", "✓ krew plugin", "✓ cosign signatures", "✓ SHA256SUMS"} {
 		g.Expect(progress.String()).To(ContainSubstring(line))
 	}
 
@@ -138,6 +141,9 @@ func TestBuild(t *testing.T) {
 	g.Expect(listed).To(HaveKey(InstallFile))
 	g.Expect(listed).To(HaveKey(SBOMFile))
 	g.Expect(listed).To(HaveKey("operator-image/index.json"))
+	g.Expect(listed).To(HaveKey(PublicKeyFile))
+	g.Expect(listed).To(HaveKey(imageSignature + ".sig"))
+	g.Expect(listed).To(HaveKey(gitopsSignature + ".payload"))
 	if _, err := exec.LookPath("sha256sum"); err == nil {
 		cmd := exec.Command("sha256sum", "--quiet", "-c", SumsFile)
 		cmd.Dir = dist
@@ -216,6 +222,10 @@ func TestBuild(t *testing.T) {
 	artDesc, err := remote.Get(artTag)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(artDesc.Digest.String()).To(Equal(res.GitopsDigest))
+	// With their cosign signatures, which verify as Flux verifies them.
+	g.Expect(pushed.String()).To(ContainSubstring("✓ signed " + res.ImageRef))
+	g.Expect(verifyAsFlux(tag.Context().Digest(res.IndexDigest), trusted)).To(Succeed())
+	g.Expect(verifyAsFlux(artTag.Context().Digest(res.GitopsDigest), trusted)).To(Succeed())
 
 	// Nor to another registry than install.yaml names.
 	err = Publish(context.Background(), PublishOptions{Dist: dist, Registry: "other.example:5000", Insecure: true})
@@ -227,11 +237,18 @@ func TestBuild(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("install.yaml: checksum mismatch")))
 
 	// A second run replaces the first (the directory is the release's own) and, from the same
-	// commit, writes the same bytes: every file, the chart and the image included.
+	// commit, writes the same bytes: every file, the chart and the image included (the
+	// signatures aside: an ECDSA signature differs each time, and this run is unsigned).
 	_, err = Build(context.Background(), Options{Version: "v0.0.1-test.1", Dist: dist, RepoRoot: testenv.RepoRoot(),
 		Repository: repository, ImagePlatforms: platforms, CLIPlatforms: []Platform{host}})
 	g.Expect(err).NotTo(HaveOccurred())
 	secondSums, err := os.ReadFile(filepath.Join(dist, SumsFile))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(secondSums)).To(Equal(string(firstSums)), "the release is not reproducible")
+	var unsigned []string
+	for _, line := range strings.SplitAfter(string(firstSums), "\n") {
+		if !strings.HasSuffix(line, "  "+PublicKeyFile+"\n") && !strings.Contains(line, "  "+SignatureDir+"/") {
+			unsigned = append(unsigned, line)
+		}
+	}
+	g.Expect(string(secondSums)).To(Equal(strings.Join(unsigned, "")), "the release is not reproducible")
 }

@@ -117,6 +117,7 @@ func checkAllocationsAgree(m *merger, c *copiesOf) {
 			computed[t.Cluster] = append(list, computedBy{i, t.DesiredReplicas})
 		}
 	}
+	flagged := false
 	for _, target := range sortedMapKeys(computed) {
 		list := computed[target]
 		if !slices.ContainsFunc(list[1:], func(e computedBy) bool { return e.v != list[0].v }) {
@@ -130,7 +131,37 @@ func checkAllocationsAgree(m *merger, c *copiesOf) {
 		}
 		m.flag(DisagreeAllocation, c.object, m.namesOf(idx),
 			"desired replicas for target %s differ: %s", target, strings.Join(who, ", "))
+		flagged = true
 	}
+	if !flagged {
+		checkAllocationDigestsAgree(m, c)
+	}
+}
+
+// checkAllocationDigestsAgree flags copies whose allocation digests differ (decision 0013): an
+// operator that writes the digest does not list every target, so where a copy reports only its
+// digest the clusters are compared by it. A digest computed from the full list an operator of
+// the previous release wrote compares with one written by this release's, so a fleet in the
+// middle of an upgrade shows no disagreement where the allocations are the same.
+func checkAllocationDigestsAgree(m *merger, c *copiesOf) {
+	var withDigest []int
+	for _, i := range c.present {
+		if c.row.Clusters[i].AllocationDigest != "" {
+			withDigest = append(withDigest, i)
+		}
+	}
+	cells := c.row.Clusters
+	groups := groupBy(withDigest, func(a, b int) bool { return cells[a].AllocationDigest == cells[b].AllocationDigest })
+	if len(groups) < 2 {
+		return
+	}
+	var parts []string
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%s computed digest %s over %d targets", strings.Join(m.namesOf(g), ", "), cells[g[0]].AllocationDigest, cells[g[0]].AllocationTargets))
+	}
+	m.flag(DisagreeAllocation, c.object, m.namesOf(withDigest),
+		"the clusters computed different allocations: %s; `-o yaml` lists the shares each cluster is expected to compute, and AllocationNotAsComputed names a cluster whose operator computes differently",
+		strings.Join(parts, "; "))
 }
 
 // checkAllocationsExpected flags a cluster whose reported targets are not what placement
@@ -138,7 +169,19 @@ func checkAllocationsAgree(m *merger, c *copiesOf) {
 func checkAllocationsExpected(m *merger, c *copiesOf) {
 	for _, i := range c.present {
 		w := c.copies[i]
-		if c.expectedBy[i] == nil || len(w.Status.Targets) == 0 || w.Status.ObservedGeneration != w.Generation {
+		if c.expectedBy[i] == nil || w.Status.ObservedGeneration != w.Generation {
+			continue
+		}
+		if len(w.Status.Targets) == 0 {
+			// The digest layout (decision 0013): compare the digest with that of the recomputation.
+			cell := c.row.Clusters[i]
+			if a := w.Status.Allocation; a != nil {
+				if want := placement.AllocationDigest(c.expectedBy[i]); a.Digest != want || int(a.Targets) != len(c.expectedBy[i]) {
+					m.flag(DisagreeExpected, c.object, []string{m.names[i]},
+						"%s reports an allocation over %d targets (digest %s) but placement of its spec over its roster gives %s (digest %s): the operator in %s computes allocations differently (version skew?)",
+						m.names[i], a.Targets, a.Digest, formatShares(cell.Expected), want, m.names[i])
+				}
+			}
 			continue
 		}
 		if got, want := c.row.Clusters[i].Targets, c.row.Clusters[i].Expected; !slices.Equal(got, want) {

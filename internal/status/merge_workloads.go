@@ -156,10 +156,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		if a := w.Status.Autoscaling; a != nil && w.Spec.Autoscaling != nil {
 			cell.Autoscaling = &Autoscaled{MinReplicas: a.MinReplicas, MaxReplicas: a.MaxReplicas, CurrentReplicas: a.CurrentReplicas}
 		}
-		for _, t := range w.Status.Targets {
-			cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
-		}
-		sortShares(cell.Targets)
+		reportedAllocation(w, &cell)
 		key := [2]int{specGroupOf[i], m.rosterGroup(i)}
 		p, ok := placed[key]
 		if !ok {
@@ -218,6 +215,22 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		m.notReady = append(m.notReady, object)
 	}
 	return row
+}
+
+// reportedAllocation reads the allocation a copy's operator reports, in either layout: the
+// full list of targets an operator before decision 0013 wrote (status.targets, whose digest is
+// computed here), or the digest and count a later one writes (status.allocation). A copy that
+// has both is read by its list: only an operator of the previous release writes the list, and it
+// leaves the fields it does not know in place (a merge patch of what it decoded), so when both
+// are there the list is the newer (the two operator pods of one cluster during its rollout).
+func reportedAllocation(w *polykubev1alpha1.Workload, cell *WorkloadInCluster) {
+	for _, t := range w.Status.Targets {
+		cell.Targets = append(cell.Targets, Share{Cluster: t.Cluster, Replicas: t.DesiredReplicas})
+	}
+	sortShares(cell.Targets)
+	if digest, n, ok := placement.ReportedAllocation(&w.Status); ok {
+		cell.AllocationDigest, cell.AllocationTargets = digest, int32(n)
+	}
 }
 
 // placementOf is what placement computes of one spec over one roster.

@@ -65,7 +65,8 @@ const (
 	DisagreeSpecHash = "SpecHashMismatch"
 	// DisagreeAllocation: clusters computed different desiredReplicas for the same target.
 	DisagreeAllocation = "AllocationMismatch"
-	// DisagreeExpected: a cluster's status.targets differ from placement.ForWorkloadIn of its
+	// DisagreeExpected: a cluster's status.targets (or, from operators of decision 0013 on, its
+	// status.allocation digest) differ from placement.ForWorkloadIn of its
 	// spec and its roster.
 	DisagreeExpected = "AllocationNotAsComputed"
 	// DisagreeInvalidSpec: placement.ForWorkloadIn rejects a cluster's copy of the spec.
@@ -208,8 +209,15 @@ type WorkloadInCluster struct {
 	Desired         int32  `json:"desired"`
 	Ready           int32  `json:"ready"`
 	Phase           string `json:"phase,omitempty"`
-	// Targets is status.targets[] as this cluster computed it.
+	// Targets is status.targets[] as this cluster computed it: the layout of operators before
+	// decision 0013 (empty from later ones, which write a digest instead).
 	Targets []Share `json:"targets,omitempty"`
+	// AllocationDigest is the digest of the allocation this cluster computed
+	// (placement.AllocationDigest): status.allocation.digest, or computed from status.targets
+	// when an operator of the previous release wrote the full list, so both layouts compare.
+	AllocationDigest string `json:"allocationDigest,omitempty"`
+	// AllocationTargets is how many targets that allocation has.
+	AllocationTargets int32 `json:"allocationTargets,omitempty"`
 	// ResolvedTargets are the targets of this copy's spec resolved over this cluster's roster
 	// (placement.ResolveTargets): the explicit targets and those its targetSelectors select. Set
 	// only when the spec has targetSelectors (otherwise they are the explicit targets).

@@ -26,6 +26,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/flags"
 	"github.com/polykube/polykube/operator/internal/optest"
+	"github.com/polykube/polykube/placement"
 )
 
 // count is the number of Workloads (and Deployments); POLYKUBE_BENCH_COUNT overrides it.
@@ -212,13 +213,13 @@ func plainWrites(b *testing.B, c client.Client) time.Duration {
 func representativeStatus(wl *polykubev1alpha1.Workload) polykubev1alpha1.WorkloadStatus {
 	now := metav1.Now()
 	st := polykubev1alpha1.WorkloadStatus{Cluster: "bench", SpecHash: "0123456789abcdef", ObservedGeneration: wl.Generation, DesiredReplicas: 2}
+	var alloc placement.Allocation
 	for _, t := range wl.Spec.Distribution.Targets {
-		st.Targets = append(st.Targets, polykubev1alpha1.TargetStatus{Cluster: t.ClusterRef, DesiredReplicas: 2})
+		alloc = append(alloc, placement.Share{Cluster: t.ClusterRef, Replicas: 2})
 	}
-	st.Targets[0].Local = true
-	st.Targets[0].Phase = "Progressing"
-	st.Targets[0].ObservedGeneration = wl.Generation
-	st.Targets[0].LastUpdateTime = &now
+	st.Local = &polykubev1alpha1.TargetStatus{Cluster: alloc[0].Cluster, DesiredReplicas: 2, Local: true, Phase: "Progressing",
+		ObservedGeneration: wl.Generation, LastUpdateTime: &now}
+	st.Allocation = &polykubev1alpha1.AllocationDigest{Digest: placement.AllocationDigest(alloc), Targets: int32(len(alloc)), TargetsWithReplicas: int32(len(alloc))}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: polykubev1alpha1.AllocatedCondition, Status: metav1.ConditionTrue,
 		Reason: polykubev1alpha1.ReasonSucceeded, Message: "replicas per cluster: bench=2, peer-a=2, peer-b=2", ObservedGeneration: wl.Generation})
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: polykubev1alpha1.ReadyCondition, Status: metav1.ConditionFalse,

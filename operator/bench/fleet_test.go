@@ -394,7 +394,9 @@ func runFleet(b *testing.B, size int) fleetResult {
 	// Quiet alone is not enough here: on a loaded machine the operator can be quiet for a
 	// while before the new member's event reaches it (a run at 511 members counted most of
 	// the add's writes in the churn that followed).
-	waitReconciled(b, c, ns, fleetWorkloads, func(w *polykubev1alpha1.Workload) bool { return len(w.Status.Targets) == size })
+	waitReconciled(b, c, ns, fleetWorkloads, func(w *polykubev1alpha1.Workload) bool {
+		return w.Status.Allocation != nil && int(w.Status.Allocation.Targets) == size
+	})
 	settle(b, op)
 	res.addStatus = workloadStatusWrites(op.Writes)
 	phase("member added, settled")

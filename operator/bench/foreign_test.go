@@ -15,9 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -79,7 +77,7 @@ func BenchmarkForeignObjects(b *testing.B) {
 	}
 	mine := optest.Namespace(b, c, "mine")
 	apply(b, ownWorkloads, func(i int) client.Object { return workload(mine, i) }, c)
-	sentinel := foreignDeployment(mine, "sentinel")
+	sentinel := optest.ForeignDeployment(mine, "sentinel")
 	if err := c.Create(ctx, sentinel); err != nil {
 		b.Fatal(err)
 	}
@@ -90,9 +88,9 @@ func BenchmarkForeignObjects(b *testing.B) {
 
 	others := optest.Namespace(b, c, "others")
 	start := time.Now()
-	apply(b, foreignCount, func(i int) client.Object { return foreignDeployment(others, foreignName(i)) }, c)
-	apply(b, foreignCount, func(i int) client.Object { return foreignService(others, foreignName(i)) }, c)
-	apply(b, foreignCount, func(i int) client.Object { return foreignSlice(others, foreignName(i)) }, c)
+	apply(b, foreignCount, func(i int) client.Object { return optest.ForeignDeployment(others, foreignName(i)) }, c)
+	apply(b, foreignCount, func(i int) client.Object { return optest.ForeignService(others, foreignName(i)) }, c)
+	apply(b, foreignCount, func(i int) client.Object { return optest.ForeignSlice(others, foreignName(i)) }, c)
 	created := time.Since(start)
 
 	everything := bareManager(b, cfg, nil, nil)
@@ -253,45 +251,6 @@ func reconciles(b *testing.B, controller string) float64 {
 }
 
 func foreignName(i int) string { return fmt.Sprintf("other-%05d", i) }
-
-func foreignDeployment(ns, name string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels,
-			// kubectl apply's copy of the object, as most objects in a cluster carry it.
-			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": fmt.Sprintf(
-				`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q,"namespace":%q},"spec":{"replicas":1}}`, name, ns)}},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/other:1"}}},
-			},
-		},
-	}
-}
-
-// foreignService is headless: the test API server's Service range has room for 254 cluster IPs.
-func foreignService(ns, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Port: 8080}}},
-	}
-}
-
-// foreignSlice is the slice the EndpointSlice controller keeps for a foreign Service.
-func foreignSlice(ns, name string) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-abcde", Labels: map[string]string{
-			discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io", "app": name,
-		}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.9.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: name + "-pod"}}},
-	}
-}
 
 // workloadNamed is a Workload like workload's, named name.
 func workloadNamed(ns, name string) *polykubev1alpha1.Workload {

@@ -96,6 +96,10 @@ type CiliumOptions struct {
 	CA *CA
 	// Peers are the other members; none means no ClusterMesh.
 	Peers []MeshPeer
+	// MTU, when set, is the MTU of the network between the nodes as Cilium must assume it
+	// (Helm MTU): the WireGuard interface's on an isolated topology, from which Cilium takes
+	// VXLAN's 50 bytes for the pods. Unset, Cilium reads the MTU of the node's device.
+	MTU int
 }
 
 // ClusterMeshCacheTTL is how long a member keeps what it learnt from a peer once it has
@@ -166,6 +170,9 @@ func CiliumValues(m Member, o CiliumOptions) map[string]any {
 	}
 	if !o.KubeProxyReplacement {
 		v["socketLB"] = map[string]any{"enabled": false}
+	}
+	if o.MTU > 0 {
+		v["MTU"] = o.MTU
 	}
 	if len(o.MissingCapabilities) > 0 {
 		v["securityContext"] = map[string]any{"capabilities": map[string]any{

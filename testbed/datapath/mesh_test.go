@@ -78,4 +78,9 @@ func TestCiliumValues(t *testing.T) {
 	g.Expect(v).NotTo(HaveKey("securityContext"))
 	g.Expect(v).NotTo(HaveKey("socketLB"))
 	g.Expect(v["image"]).To(Equal(map[string]any{}), "upstream images: the chart's own")
+	g.Expect(v).NotTo(HaveKey("MTU"), "Cilium reads the device's MTU")
+
+	// Over the WireGuard overlay: Cilium is told the overlay interface's MTU.
+	v = CiliumValues(m, CiliumOptions{MTU: 1440})
+	g.Expect(v["MTU"]).To(Equal(1440))
 }

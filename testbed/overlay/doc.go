@@ -15,6 +15,7 @@
 //     implementation (wireguard-go, embedded) otherwise, and says which. Both are configured
 //     through wgctrl, as wg(8) would.
 //
-// Nothing here is wired into kind or the datapath tier yet (docs/known-limitations.md); the
-// netns test in this package is what proves the pieces today.
+// The kind provider runs the agent on every node of an isolated topology
+// (testbed/provider/kind, StartOverlay); the datapath tier does not start it yet
+// (docs/known-limitations.md). The netns test in this package proves the pieces alone.
 package overlay

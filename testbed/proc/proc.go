@@ -228,3 +228,32 @@ func (d Dir) StopAll(ctx context.Context, w topology.Wait) error {
 	}
 	return errors.Join(errs...)
 }
+
+// LogTail returns at most n trailing lines of the named process's log ("" when it has none).
+func (d Dir) LogTail(name string, n int) string {
+	data, _ := os.ReadFile(d.LogPath(name))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// AwaitHealthy waits until the named process's spec HealthURL answers 200 (what says what is
+// awaited, for the timeout's message). A process that exits meanwhile ends the wait at once,
+// with the last lines of its log: waiting out the timeout would only hide why.
+func (d Dir) AwaitHealthy(ctx context.Context, name, what string, w topology.Wait) error {
+	spec, err := d.Spec(name)
+	if err != nil {
+		return err
+	}
+	if spec.HealthURL == "" {
+		return fmt.Errorf("process %s has no health URL to wait on", name)
+	}
+	return wait.For(ctx, w, what, func(ctx context.Context) error {
+		if _, ok := d.Running(name); !ok {
+			return wait.Stop(fmt.Errorf("%s exited; its log %s says:\n%s", name, d.LogPath(name), d.LogTail(name, 15)))
+		}
+		return wait.HTTPOK(spec.HealthURL)(ctx)
+	})
+}

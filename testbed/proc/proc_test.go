@@ -2,6 +2,8 @@ package proc
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -60,4 +62,30 @@ func TestDir_RecycledPIDIsNotAlive(t *testing.T) {
 	g.Expect(os.WriteFile(d.pidPath("ghost"), []byte(`{"pid":`+strconv.Itoa(os.Getpid())+`,"startTicks":1}`), 0o644)).To(gomega.Succeed())
 	_, ok := d.Running("ghost")
 	g.Expect(ok).To(gomega.BeFalse())
+}
+
+func TestDir_AwaitHealthy(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ctx := context.Background()
+	d := Dir(t.TempDir())
+	w := topology.Wait{Timeout: topology.Duration{Duration: 20 * time.Second}, Interval: topology.Duration{Duration: 20 * time.Millisecond}}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	_, err := d.Start(Spec{Name: "healthy", Path: "/bin/sh", Args: []string{"-c", "exec sleep 60"}, HealthURL: srv.URL})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	t.Cleanup(func() { _ = d.Stop(ctx, "healthy", true, w) })
+	g.Expect(d.AwaitHealthy(ctx, "healthy", "the healthy process", w)).To(gomega.Succeed())
+
+	// A process that dies before it is healthy ends the wait long before its timeout, and the
+	// error carries its last words.
+	_, err = d.Start(Spec{Name: "dies", Path: "/bin/sh", Args: []string{"-c", "echo cannot bind the port; exit 3"}, HealthURL: "http://127.0.0.1:1/"})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	start := time.Now()
+	err = d.AwaitHealthy(ctx, "dies", "the dying process", w)
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("cannot bind the port")))
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("dies exited")))
+	g.Expect(time.Since(start)).To(gomega.BeNumerically("<", w.Timeout.Duration/2))
+
+	g.Expect(d.AwaitHealthy(ctx, "never-started", "x", w)).To(gomega.MatchError(gomega.ContainSubstring("never started")))
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
-	"github.com/polykube/polykube/testbed/wait"
 )
 
 // Options say how to run one Prometheus.
@@ -99,12 +98,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := wait.For(ctx, o.Ready, "Prometheus "+o.Name+" to be ready at "+s.URL, func(ctx context.Context) error {
-		if _, ok := o.Procs.Running(o.Name); !ok {
-			return wait.Stop(fmt.Errorf("prometheus exited; its log %s says:\n%s", o.Procs.LogPath(o.Name), logTail(o.Procs.LogPath(o.Name))))
-		}
-		return wait.HTTPOK(s.URL + "/-/ready")(ctx)
-	}); err != nil {
+	if err := o.Procs.AwaitHealthy(ctx, o.Name, "Prometheus "+o.Name+" to be ready at "+s.URL, o.Ready); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -139,15 +133,6 @@ func (s *Server) Stop(ctx context.Context, w topology.Wait) error {
 		return nil
 	}
 	return s.procs.Stop(ctx, s.name, false, w)
-}
-
-func logTail(path string) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // apiResponse is the envelope of every /api/v1 answer.

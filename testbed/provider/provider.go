@@ -34,6 +34,9 @@ const (
 	CapabilityStopStart Capability = "stop-start"
 	// CapabilityFakeNodes: nodes and pods are simulated (kwok).
 	CapabilityFakeNodes Capability = "fake-nodes"
+	// CapabilityPartition: the provider can cut the network between two of its clusters'
+	// nodes (it implements Partitioner). kind has it.
+	CapabilityPartition Capability = "partition"
 )
 
 // ErrNotSupported is wrapped by the error of an operation the provider cannot do.

@@ -30,7 +30,6 @@ import (
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
-	"github.com/polykube/polykube/testbed/wait"
 )
 
 // Options say how to run one registry.
@@ -124,13 +123,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := wait.For(ctx, o.Ready, "the registry "+o.Name+" to answer at "+s.URL()+"/v2/", func(ctx context.Context) error {
-		if _, ok := o.Procs.Running(o.Name); !ok {
-			log, _ := os.ReadFile(o.Procs.LogPath(o.Name))
-			return wait.Stop(fmt.Errorf("the registry exited; its log %s says:\n%s", o.Procs.LogPath(o.Name), lastLines(string(log), 15)))
-		}
-		return wait.HTTPOK(s.URL() + "/v2/")(ctx)
-	}); err != nil {
+	if err := o.Procs.AwaitHealthy(ctx, o.Name, "the registry "+o.Name+" to answer at "+s.URL()+"/v2/", o.Ready); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -145,15 +138,6 @@ func (s *Server) Stop(ctx context.Context, w topology.Wait) error {
 		return nil
 	}
 	return s.procs.Stop(ctx, s.name, false, w)
-}
-
-// lastLines returns at most n trailing lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // PullEntrypoint pulls the image ref (a tag or a digest; an index is resolved to its os/arch

@@ -2,7 +2,6 @@ package soak
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -23,9 +22,11 @@ type WorkloadSeen struct {
 	Reason, Message                string
 	// SpecHash is the spec the operator last reconciled (status.specHash; Workloads only).
 	SpecHash string
-	// Targets are the clusters status.targets lists with their desired replicas (Workloads only):
-	// what the operator computed from the roster it last saw.
-	Targets map[string]int32
+	// Allocation is the allocation the status reports (Workloads only): what the operator
+	// computed from the roster it last saw, as allocationKey of its digest and count of targets
+	// (placement.ReportedAllocation: status.allocation, or status.targets from an operator of
+	// the previous release).
+	Allocation string
 }
 
 // Observation is one read of one cluster; Reachable is false when the read failed (the
@@ -203,10 +204,10 @@ func (t *Tracker) Converged(f *Fleet, obs []Observation) (string, error) {
 				// Every cluster must run the committed spec, or polykube-status rightly reports
 				// the clusters disagreeing, even when the replicas happen to be the same.
 				why = append(why, fmt.Sprintf("%s: Workload %s runs spec %s, not the committed %s (its Flux has not applied the commit)", o.Cluster, w, o.Workloads[w].SpecHash, want))
-			} else if got := o.Workloads[w].Targets; !maps.Equal(got, alloc) {
+			} else if got, want := o.Workloads[w].Allocation, AllocationKey(alloc); got != want {
 				// A roster edit changes no Workload's generation: the status must show the new
 				// allocation, or polykube-status rightly sees the clusters disagree.
-				why = append(why, fmt.Sprintf("%s: Workload %s reports targets %v, not the committed roster's %v", o.Cluster, w, got, alloc))
+				why = append(why, fmt.Sprintf("%s: Workload %s reports the allocation %s, not the committed roster's %v (%s)", o.Cluster, w, got, alloc, want))
 			}
 		}
 		// The binding reports its Secret found again: the operator cannot watch Secrets and
@@ -231,4 +232,14 @@ func notReady(cluster, what string, s WorkloadSeen, found bool) string {
 		return fmt.Sprintf("%s: %s not Ready (%s: %s)", cluster, what, s.Reason, s.Message)
 	}
 	return ""
+}
+
+// AllocationKey is how WorkloadSeen.Allocation names an allocation: its digest
+// (placement.AllocationDigest) and its number of targets.
+func AllocationKey(shares map[string]int32) string {
+	alloc := make(placement.Allocation, 0, len(shares))
+	for c, r := range shares {
+		alloc = append(alloc, placement.Share{Cluster: c, Replicas: r})
+	}
+	return fmt.Sprintf("%s/%d", placement.AllocationDigest(alloc), len(alloc))
 }

@@ -21,6 +21,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
+	"github.com/polykube/polykube/placement"
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
@@ -415,9 +416,9 @@ func read(ctx context.Context, cluster string, cl client.Client) Observation {
 	}
 	for _, w := range wls.Items {
 		ws := seen(w.Generation, w.Status.ObservedGeneration, w.Status.Conditions)
-		ws.SpecHash, ws.Targets = w.Status.SpecHash, map[string]int32{}
-		for _, t := range w.Status.Targets {
-			ws.Targets[t.Cluster] = t.DesiredReplicas
+		ws.SpecHash = w.Status.SpecHash
+		if digest, n, ok := placement.ReportedAllocation(&w.Status); ok {
+			ws.Allocation = fmt.Sprintf("%s/%d", digest, n)
 		}
 		o.Workloads[w.Name] = ws
 	}

@@ -93,7 +93,7 @@ func fleetObs(t *testing.T, f *Fleet, uid func(c, w string) string) []Observatio
 			if err != nil {
 				t.Fatal(err)
 			}
-			o.Workloads[w] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true, SpecHash: placement.SpecHash(f.Workload(w).Spec), Targets: targets}
+			o.Workloads[w] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true, SpecHash: placement.SpecHash(f.Workload(w).Spec), Allocation: AllocationKey(targets)}
 		}
 		out = append(out, o)
 	}
@@ -206,7 +206,7 @@ func TestTracker_ConvergedSaysWhatIsMissing(t *testing.T) {
 	obs[2] = Observation{Cluster: "gamma"}
 	obs[1].Workloads[WeightedName] = WorkloadSeen{Generation: 1, ObservedGeneration: 1, Ready: true, SpecHash: "older"}
 	stale := obs[0].Workloads[SelectedName]
-	stale.Targets = map[string]int32{"alpha": 2}
+	stale.Allocation = AllocationKey(map[string]int32{"alpha": 2})
 	obs[0].Workloads[SelectedName] = stale
 	why, err := tr.Converged(f, obs)
 	if err != nil {
@@ -214,7 +214,7 @@ func TestTracker_ConvergedSaysWhatIsMissing(t *testing.T) {
 	}
 	for _, want := range []string{"gamma unreachable", "beta: Workload " + StaticName + " observed generation 1 of 2",
 		"beta: Workload " + WeightedName + " runs spec older",
-		"alpha: Workload " + SelectedName + " reports targets map[alpha:2], not the committed roster's map[alpha:2 beta:2]",
+		"alpha: Workload " + SelectedName + " reports the allocation " + AllocationKey(map[string]int32{"alpha": 2}) + ", not the committed roster's map[alpha:2 beta:2]",
 		"alpha: DatastoreBinding " + SecretName + " not Ready (SecretNotFound"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("Converged says %q, missing %q", why, want)

@@ -135,7 +135,37 @@ type Topology struct {
 	// Waits override how long (and how often) the test bed waits for each condition; keys
 	// are the names in DefaultWaits.
 	Waits map[string]Wait `json:"waits,omitempty"`
+	// Network is how the clusters' nodes reach each other: "shared" (the default: every node
+	// of every cluster on one Docker network) or "isolated" (kind only: each cluster on a
+	// Docker network of its own with no route to the others, and every node also on one
+	// shared "internet" network on which only UDP to the overlay's port passes). Isolated
+	// clusters need an overlay to reach each other.
+	Network string `json:"network,omitempty"`
+	// Overlay joins the clusters of an isolated network: "wireguard" (the test bed's overlay
+	// agent, package testbed/overlay, on every node: what Netmaker does for a real fleet).
+	Overlay string `json:"overlay,omitempty"`
+	// OverlayPort is the UDP port the overlay receives on (default 51820 with an overlay): the
+	// only traffic the internet network lets through.
+	OverlayPort int `json:"overlayPort,omitempty"`
+	// OverlayCIDR is the overlay's own network (default 100.96.0.0/16 with an overlay); each
+	// cluster's node takes the address numbered by its cluster ID (overlay.OverlayAddress).
+	OverlayCIDR string `json:"overlayCIDR,omitempty"`
 }
+
+// Networks of a topology (Topology.Network) and its overlays (Topology.Overlay).
+const (
+	NetworkShared    = "shared"
+	NetworkIsolated  = "isolated"
+	OverlayWireGuard = "wireguard"
+	// DefaultOverlayPort is WireGuard's customary port.
+	DefaultOverlayPort = 51820
+	// DefaultOverlayCIDR is inside 100.64.0.0/10 (shared address space, RFC 6598), which
+	// neither Docker nor the topologies' pod and service CIDRs use.
+	DefaultOverlayCIDR = "100.96.0.0/16"
+)
+
+// Isolated reports whether the clusters share no network (Network isolated).
+func (t *Topology) Isolated() bool { return t.Network == NetworkIsolated }
 
 // Cluster is one member cluster: its name and the facts its ClusterMember will state.
 type Cluster struct {
@@ -324,6 +354,17 @@ func (t *Topology) SetDefaults() {
 	if t.HasAddon(AddonRegistry) && t.Registry.Address == "" {
 		t.Registry.Address = "127.0.0.1"
 	}
+	if t.Network == "" {
+		t.Network = NetworkShared
+	}
+	if t.Overlay != "" {
+		if t.OverlayPort == 0 {
+			t.OverlayPort = DefaultOverlayPort
+		}
+		if t.OverlayCIDR == "" {
+			t.OverlayCIDR = DefaultOverlayCIDR
+		}
+	}
 	for i := range t.Clusters {
 		if t.Clusters[i].FakeNodes == 0 && t.Provider == ProviderKwok {
 			t.Clusters[i].FakeNodes = 1
@@ -388,6 +429,27 @@ func (t *Topology) Validate() error {
 	}
 	if !slices.Contains([]string{"", ImagesUpstream, ImagesLocal}, t.Images) {
 		add("images: %q is not an image source; use %s or %s", t.Images, ImagesUpstream, ImagesLocal)
+	}
+
+	switch {
+	case !slices.Contains([]string{"", NetworkShared, NetworkIsolated}, t.Network):
+		add("network: %q is not a network; use %s or %s", t.Network, NetworkShared, NetworkIsolated)
+	case t.Isolated() && t.Provider != ProviderKind:
+		add("network: isolated needs provider kind (it puts each kind cluster on a Docker network of its own); provider %s has no such networks", t.Provider)
+	case t.Isolated() && t.Overlay == "":
+		add("network: isolated clusters reach each other only through an overlay; add overlay: %s", OverlayWireGuard)
+	}
+	switch {
+	case t.Overlay != "" && t.Overlay != OverlayWireGuard:
+		add("overlay: %q is not an overlay; use %s", t.Overlay, OverlayWireGuard)
+	case t.Overlay != "" && !t.Isolated():
+		add("overlay: %s runs only with network: isolated (on a shared network the nodes reach each other without it)", t.Overlay)
+	}
+	if t.Overlay == "" && (t.OverlayPort != 0 || t.OverlayCIDR != "") {
+		add("overlayPort and overlayCIDR configure an overlay; set overlay: %s or remove them", OverlayWireGuard)
+	}
+	if t.OverlayPort < 0 || t.OverlayPort > 65535 {
+		add("overlayPort: %d is not a UDP port (1-65535)", t.OverlayPort)
 	}
 
 	delivery := deliveryAddon[t.Delivery]
@@ -527,6 +589,14 @@ func (t *Topology) Validate() error {
 		default:
 			if c.Context != "" || c.Kubeconfig != "" {
 				add("%s: kubeconfig and context are only for provider existing", f)
+			}
+		}
+	}
+	if t.OverlayCIDR != "" {
+		claim("overlayCIDR", t.OverlayCIDR)
+		if p, err := netip.ParsePrefix(t.OverlayCIDR); err == nil {
+			if hostBits := p.Addr().BitLen() - p.Bits(); hostBits < 9 {
+				add("overlayCIDR: %s is too small; each cluster takes the address numbered by its cluster ID (up to 255): use a /23 or larger", p)
 			}
 		}
 	}

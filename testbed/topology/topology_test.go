@@ -157,3 +157,34 @@ func TestCluster_NodeCIDR(t *testing.T) {
 	small := Cluster{Name: "b", PodCIDRs: []string{"10.1.2.0/25"}}
 	g.Expect(small.NodeCIDR(0)).To(gomega.Equal("10.1.2.0/25"))
 }
+
+func TestParse_IsolatedNetworkWithOverlay(t *testing.T) {
+	g := gomega.NewWithT(t)
+	const kindClusters = "\nclusters:\n- {name: a, provider: kind, clusterID: 1, podCIDRs: [10.1.0.0/16], serviceCIDR: 10.91.0.0/16}\n- {name: b, provider: kind, clusterID: 2, podCIDRs: [10.2.0.0/16], serviceCIDR: 10.92.0.0/16}\n"
+	top, err := Parse([]byte(header + "provider: kind\nnetwork: isolated\noverlay: wireguard" + kindClusters))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(top.Isolated()).To(gomega.BeTrue())
+	g.Expect(top.OverlayPort).To(gomega.Equal(DefaultOverlayPort))
+	g.Expect(top.OverlayCIDR).To(gomega.Equal(DefaultOverlayCIDR))
+
+	plain, err := Parse([]byte(header + "provider: kind" + kindClusters))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(plain.Network).To(gomega.Equal(NetworkShared))
+	g.Expect(plain.Isolated()).To(gomega.BeFalse())
+	g.Expect(plain.OverlayPort).To(gomega.BeZero(), "no overlay, no overlay port")
+
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"isolated without overlay", "provider: kind\nnetwork: isolated" + kindClusters, "add overlay: wireguard"},
+		{"isolated on kwok", "provider: kwok\nnetwork: isolated\noverlay: wireguard" + kindClusters, "network: isolated needs provider kind"},
+		{"unknown network", "provider: kind\nnetwork: vpc" + kindClusters, `network: "vpc" is not a network`},
+		{"unknown overlay", "provider: kind\nnetwork: isolated\noverlay: ipsec" + kindClusters, `overlay: "ipsec" is not an overlay`},
+		{"overlay on a shared network", "provider: kind\noverlay: wireguard" + kindClusters, "runs only with network: isolated"},
+		{"overlay CIDR over a pod CIDR", "provider: kind\nnetwork: isolated\noverlay: wireguard\noverlayCIDR: 10.2.0.0/24" + kindClusters, "overlaps"},
+		{"overlay CIDR too small", "provider: kind\nnetwork: isolated\noverlay: wireguard\noverlayCIDR: 100.96.0.0/28" + kindClusters, "too small"},
+		{"overlay port out of range", "provider: kind\nnetwork: isolated\noverlay: wireguard\noverlayPort: 70000" + kindClusters, "not a UDP port"},
+		{"overlay port without overlay", "provider: kind\noverlayPort: 51821" + kindClusters, "set overlay: wireguard or remove them"},
+	} {
+		_, err := Parse([]byte(header + tc.yaml))
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(tc.want)), tc.name)
+	}
+}

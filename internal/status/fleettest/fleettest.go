@@ -274,14 +274,14 @@ func StatusFor(w *polykubev1alpha1.Workload, cluster string, roster []polykubev1
 	if targeted {
 		st.ReadyReplicas, st.Phase = mine, polykubev1alpha1.PhaseReady
 	}
-	for _, s := range alloc {
-		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
-		if s.Cluster == cluster {
-			t.Local, t.ReadyReplicas, t.AvailableReplicas, t.UpdatedReplicas = true, ptr.To(mine), ptr.To(mine), ptr.To(mine)
-			t.Phase, t.ObservedGeneration, t.LastUpdateTime = polykubev1alpha1.PhaseReady, w.Generation, &now
-		}
-		st.Targets = append(st.Targets, t)
+	// The layout of decision 0013: this cluster's own entry and a digest of every target's share.
+	if targeted {
+		st.Local = &polykubev1alpha1.TargetStatus{Cluster: cluster, DesiredReplicas: mine, Local: true,
+			ReadyReplicas: ptr.To(mine), AvailableReplicas: ptr.To(mine), UpdatedReplicas: ptr.To(mine),
+			Phase: polykubev1alpha1.PhaseReady, ObservedGeneration: w.Generation, LastUpdateTime: &now}
 	}
+	st.Allocation = &polykubev1alpha1.AllocationDigest{Digest: placement.AllocationDigest(alloc), Targets: int32(len(alloc)),
+		TargetsWithReplicas: int32(alloc.TargetsWithReplicas())}
 	return st, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -69,6 +70,9 @@ type PlannedWorkload struct {
 	// says why there is none although it is.
 	Deployment  *RenderedDeployment `json:"deployment,omitempty"`
 	NotRendered string              `json:"notRendered,omitempty"`
+	// Service is the ClusterIP Service PlanReport.Cluster runs beside the Deployment, when
+	// the Workload declares ports and its Deployment is rendered.
+	Service *corev1.Service `json:"service,omitempty"`
 	// Failover is the preview of --assume-down, when the Workload targets a cluster assumed down.
 	Failover *PlannedFailover `json:"failover,omitempty"`
 }
@@ -347,6 +351,9 @@ func PlanScoped(paths []string, scope Scope, opts LoadOptions) (PlanReport, erro
 			p.Replicas, p.Targeted = &r, &ok
 			if ok {
 				p.Deployment, p.NotRendered = renderFor(w, roster, cluster, r)
+				if p.Deployment != nil {
+					p.Service = renderService(w, cluster)
+				}
 			}
 		}
 		rep.Workloads = append(rep.Workloads, p)

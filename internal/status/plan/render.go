@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
@@ -61,6 +62,13 @@ func renderDeployment(w *polykubev1alpha1.Workload, member *polykubev1alpha1.Clu
 
 	out.Object = placement.Deployment(w, tmpl, cluster, replicas)
 	return out, nil
+}
+
+// renderService renders the Service the operator of cluster runs for w (nil when w declares
+// no ports) with the operator's function, placement.Service; the operator adds the owner
+// reference to the Workload's UID and the hash of the spec it wrote, which this leaves out.
+func renderService(w *polykubev1alpha1.Workload, cluster string) *corev1.Service {
+	return placement.Service(w, cluster)
 }
 
 // memberNamed is the ClusterMember of that name in the roster, or nil.

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
@@ -63,6 +64,15 @@ func TestPlan_Cluster_RendersTheDeploymentFromTheEffectiveTemplate(t *testing.T)
 	delete(tmpl.Labels, polykubev1alpha1.ClusterLabel)
 	g.Expect(placement.TemplateHash(*tmpl)).To(Equal(d.EffectiveTemplateHash))
 
+	// checkout declares a port: the Service of gamma's operator is rendered beside it, with
+	// the operator's function.
+	g.Expect(w.Service).To(Equal(placement.Service(checkoutSpec(g, p), "gamma")))
+	g.Expect(w.Service.Labels).To(HaveKeyWithValue(polykubev1alpha1.ClusterLabel, "gamma"))
+	g.Expect(w.Service.Spec.Ports).To(HaveLen(1))
+	g.Expect(w.Service.Spec.Ports[0].TargetPort.IntValue()).To(Equal(8080))
+	// ledger declares none: no Service.
+	g.Expect(plannedNamed(g, p, "ledger").Service).To(BeNil())
+
 	// Not a target: nothing is rendered.
 	p, err = Plan([]string{fleetDir}, "alpha", LoadOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -109,5 +119,14 @@ func TestPlan_InvalidOverridesAreInvalidManifests(t *testing.T) {
 		g.Expect(p.Invalid[0].Reason).To(Equal(`invalid override: spec.overrides[0] "eu-mirror": images[0]: the template has no container "web": ` +
 			`fix the Workload (every operator reports Ready=False, reason InvalidSpec, and leaves what runs as it is)`))
 		g.Expect(p.Workloads).To(HaveLen(2))
+	}
+}
+
+// checkoutSpec is the checkout Workload as the fleet corpus declares it (name, namespace, ports).
+func checkoutSpec(g Gomega, p PlanReport) *polykubev1alpha1.Workload {
+	w := plannedNamed(g, p, "checkout")
+	return &polykubev1alpha1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace},
+		Spec:       polykubev1alpha1.WorkloadSpec{Ports: []polykubev1alpha1.WorkloadPort{{Name: "http", Port: 80, TargetPort: 8080}}},
 	}
 }

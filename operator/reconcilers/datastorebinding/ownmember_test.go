@@ -3,19 +3,15 @@ package datastorebinding
 import (
 	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/operator/internal/rectest"
 )
 
 // Issue 33, defect 1, the binding's side: while this cluster's own ClusterMember is terminating,
@@ -24,30 +20,13 @@ import (
 // no env vars bound.
 func TestReconciler_OwnMemberTerminating_NotNotTargeted(t *testing.T) {
 	g := NewWithT(t)
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	g.Expect(polykubev1alpha1.AddToScheme(scheme)).To(Succeed())
-	eu := map[string]string{"region": "eu"}
-	member := func(name string) *polykubev1alpha1.ClusterMember {
-		return &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: polykubev1alpha1.ClusterMemberSpec{Labels: eu}}
-	}
-	alpha := member("alpha")
-	alpha.Finalizers = []string{"example.com/hold"}
-	alpha.DeletionTimestamp = ptr.To(metav1.NewTime(time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)))
-	wl := &polykubev1alpha1.Workload{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"},
-		Spec: polykubev1alpha1.WorkloadSpec{Distribution: polykubev1alpha1.Distribution{
-			Strategy: polykubev1alpha1.StrategyStatic,
-			TargetSelectors: []polykubev1alpha1.TargetSelector{{
-				LabelSelector: metav1.LabelSelector{MatchLabels: eu}, Replicas: ptr.To[int32](2),
-			}},
-		}},
-	}
+	scheme := rectest.Scheme()
+	alpha, beta, wl := rectest.OwnMemberTerminating("shop", "api")
 	b := binding("DB_")
 	b.Spec.WorkloadRef.Name = "api"
 	b.Status.BoundEnv = []string{"DB_HOST", "DB_PASS", "DB_PASSWORD"}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&polykubev1alpha1.DatastoreBinding{}).
-		WithObjects(alpha, member("beta"), wl, b).Build()
+		WithObjects(alpha, beta, wl, b).Build()
 	r := &Reconciler{Client: c, Scheme: scheme, ClusterName: "alpha"}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(b)})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -19,6 +19,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/optest"
 	wlreconciler "github.com/polykube/polykube/operator/reconcilers/workload"
+	"github.com/polykube/polykube/placement"
 )
 
 var cpu70 = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
@@ -102,16 +103,20 @@ func TestReconciler_Autoscaling_TheHPAOwnsTheReplicas(t *testing.T) {
 		Name: "web", UID: wl.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}))
 	Expect(hpa.Labels).To(HaveKeyWithValue(polykubev1alpha1.ClusterLabel, east))
 
-	// The Deployment starts at the minimum; the status reports the bounds of every target.
+	// The Deployment starts at the minimum; the status reports this cluster's bounds and a digest
+	// of every target's floor (decision 0013).
 	Expect(*getDeployment(NewWithT(t), c, ns, "web").Spec.Replicas).To(Equal(int32(2)))
 	Eventually(func(g Gomega) {
 		st := autoscalingStatus(g, c, ns, "web")
 		g.Expect(st.Autoscaling).To(Equal(&polykubev1alpha1.AutoscalingStatus{MinReplicas: 2, MaxReplicas: 6, CurrentReplicas: 2}))
-		g.Expect(st.Targets).To(HaveLen(2))
-		g.Expect(st.Targets[0].MinReplicas).To(HaveValue(Equal(int32(2))))
-		g.Expect(st.Targets[0].MaxReplicas).To(HaveValue(Equal(int32(6))))
-		g.Expect(st.Targets[0].CurrentReplicas).To(HaveValue(Equal(int32(2))))
-		g.Expect(st.Targets[1]).To(Equal(polykubev1alpha1.TargetStatus{Cluster: "west", DesiredReplicas: 1, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3)}))
+		g.Expect(st.Targets).To(BeEmpty())
+		g.Expect(st.Local.MinReplicas).To(HaveValue(Equal(int32(2))))
+		g.Expect(st.Local.MaxReplicas).To(HaveValue(Equal(int32(6))))
+		g.Expect(st.Local.CurrentReplicas).To(HaveValue(Equal(int32(2))))
+		g.Expect(st.Allocation).To(Equal(&polykubev1alpha1.AllocationDigest{
+			Digest:  placement.AllocationDigest(placement.Allocation{{Cluster: east, Replicas: 2}, {Cluster: "west", Replicas: 1}}),
+			Targets: 2, TargetsWithReplicas: 2,
+		}))
 		allocated := meta.FindStatusCondition(st.Conditions, polykubev1alpha1.AllocatedCondition)
 		g.Expect(allocated.Message).To(ContainSubstring("east=2..6, west=1..3"))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
@@ -126,7 +131,7 @@ func TestReconciler_Autoscaling_TheHPAOwnsTheReplicas(t *testing.T) {
 		g.Expect(st.Autoscaling.CurrentReplicas).To(Equal(int32(5)))
 		g.Expect(st.DesiredReplicas).To(Equal(int32(5)))
 		g.Expect(st.ReadyReplicas).To(Equal(int32(5)))
-		g.Expect(st.Targets[0].DesiredReplicas).To(Equal(int32(2)), "the computed floor, the same in every cluster")
+		g.Expect(st.Local.DesiredReplicas).To(Equal(int32(2)), "the computed floor, the same in every cluster")
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// A reconcile, and a change of the template (a new generation, a rollout) keep the HPA's count.
@@ -215,7 +220,7 @@ func TestReconciler_Autoscaling_Removed_HPADeletedReplicasManagedAgain(t *testin
 		st := autoscalingStatus(g, c, ns, "web")
 		g.Expect(st.Autoscaling).To(BeNil())
 		g.Expect(st.DesiredReplicas).To(Equal(int32(4)))
-		g.Expect(st.Targets[0].MinReplicas).To(BeNil())
+		g.Expect(st.Local.MinReplicas).To(BeNil())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// And replicas are managed again: a hand scale is reverted.

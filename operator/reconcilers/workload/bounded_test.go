@@ -136,9 +136,9 @@ func TestAllocationMessage_BoundedWhateverTheRoster(t *testing.T) {
 	}
 	msg := allocationMessage(alloc, nil)
 	g.Expect(msg).To(HavePrefix("replicas per cluster: member-000-abcdefghijklmnopqrstu=2, "))
-	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2 and 501 more (1022 replicas over 511 clusters; status.targets lists each)"))
+	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2 and 501 more (1022 replicas over 511 clusters; polykube-status lists each)"))
 	g.Expect(len(msg)).To(BeNumerically("<", 512), msg)
 	msg = allocationMessage(alloc, bounds)
-	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2..100000 and 501 more (at least 1022 replicas over 511 clusters; status.targets lists each)"))
+	g.Expect(msg).To(HaveSuffix("member-009-abcdefghijklmnopqrstu=2..100000 and 501 more (at least 1022 replicas over 511 clusters; polykube-status lists each)"))
 	g.Expect(len(msg)).To(BeNumerically("<", 640), msg)
 }

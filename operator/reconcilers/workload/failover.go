@@ -65,7 +65,7 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 	prev := placement.FailoverStateFromStatus(st.Failover)
 	prevHandover := placement.HandoverFromStatus(st.Failover)
-	before := allocationWritten(st.Targets)
+	before, beforeDigest := allocationWritten(st)
 	// plan sets status.failover from the failover's next state and the handover's (decision
 	// 0011: after the roster grew, this cluster keeps its previous share until the new targets
 	// serve theirs); the Deployment runs the larger of the two.
@@ -86,7 +86,7 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 	handover := func(seen bool, ready meshview.Ready) placement.Handover {
 		return placement.StepHandover(prevHandover, r.now().Truncate(time.Second), placement.HandoverView{
-			Self: r.ClusterName, Before: before, Now: alloc, Seen: seen, Ready: ready, Timeout: cfg.HandoverTimeout,
+			Self: r.ClusterName, Before: before, BeforeDigest: beforeDigest, Now: alloc, Seen: seen, Ready: ready, Timeout: cfg.HandoverTimeout,
 		})
 	}
 
@@ -110,7 +110,8 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 
 	var slices discoveryv1.EndpointSliceList
-	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingLabelsSelector{Selector: meshview.Selector(service)}); err != nil {
+	// Only counted, never changed: the cache's objects without a deep copy of each peer's slice.
+	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingLabelsSelector{Selector: meshview.Selector(service)}, client.UnsafeDisableDeepCopy); err != nil {
 		return failoverOutcome{}, fmt.Errorf("list the mirrored EndpointSlices of Service %s/%s: %w", wl.Namespace, service, err)
 	}
 	ready := meshview.CountReady(slices.Items, types.NamespacedName{Namespace: wl.Namespace, Name: service}, r.ClusterName)
@@ -166,17 +167,26 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	return withHandoverRequeue(out, ho, r.now()), nil
 }
 
-// allocationWritten is the allocation this cluster last wrote in status.targets, before this
-// reconcile rewrites it: what the handover compares the new allocation with.
-func allocationWritten(targets []polykubev1alpha1.TargetStatus) map[string]int32 {
-	if len(targets) == 0 {
-		return nil
+// allocationWritten is what the status says of the allocation this cluster last wrote, before
+// this reconcile rewrites it: what the handover compares the new allocation with. An operator
+// of an earlier release wrote every target's share (status.targets); this one writes its own
+// entry and a digest (decision 0013).
+func allocationWritten(st *polykubev1alpha1.WorkloadStatus) (map[string]int32, *placement.PreviousAllocation) {
+	if len(st.Targets) > 0 {
+		m := make(map[string]int32, len(st.Targets))
+		for _, t := range st.Targets {
+			m[t.Cluster] = t.DesiredReplicas
+		}
+		return m, nil
 	}
-	m := make(map[string]int32, len(targets))
-	for _, t := range targets {
-		m[t.Cluster] = t.DesiredReplicas
+	if st.Allocation == nil {
+		return nil, nil
 	}
-	return m
+	prev := &placement.PreviousAllocation{TargetsWithReplicas: int(st.Allocation.TargetsWithReplicas)}
+	if st.Local != nil {
+		prev.Self, prev.Targeted = st.Local.DesiredReplicas, true
+	}
+	return nil, prev
 }
 
 // withHandoverRequeue requeues no later than the handover's deadline (a second after it: the

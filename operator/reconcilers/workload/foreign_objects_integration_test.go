@@ -8,11 +8,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -36,9 +32,9 @@ func TestReconciler_ForeignObjects_CauseNoReconcile(t *testing.T) {
 	ns := optest.Namespace(t, c, "foreign")
 	const n = 100
 
-	blockDep := foreignDeployment(ns, "sentinel-dep")
+	blockDep := optest.ForeignDeployment(ns, "sentinel-dep")
 	Expect(c.Create(ctx, blockDep)).To(Succeed())
-	blockSvc := foreignService(ns, "sentinel-svc")
+	blockSvc := optest.ForeignService(ns, "sentinel-svc")
 	Expect(c.Create(ctx, blockSvc)).To(Succeed())
 	op := startOperator(t, east)
 	Expect(c.Create(ctx, workload(ns, "sentinel-dep", map[string]int32{east: 1}))).To(Succeed())
@@ -49,10 +45,10 @@ func TestReconciler_ForeignObjects_CauseNoReconcile(t *testing.T) {
 	// The burst: created, then each changed once, as other controllers keep doing.
 	for i := range n {
 		name := fmt.Sprintf("%s%03d", foreignPrefix, i)
-		d := foreignDeployment(ns, name)
+		d := optest.ForeignDeployment(ns, name)
 		Expect(c.Create(ctx, d)).To(Succeed())
-		Expect(c.Create(ctx, foreignService(ns, name))).To(Succeed())
-		Expect(c.Create(ctx, foreignSlice(ns, name))).To(Succeed())
+		Expect(c.Create(ctx, optest.ForeignService(ns, name))).To(Succeed())
+		Expect(c.Create(ctx, optest.ForeignSlice(ns, name))).To(Succeed())
 		patch := client.MergeFrom(d.DeepCopy())
 		d.Labels["revision"] = "2"
 		Expect(c.Patch(ctx, d, patch)).To(Succeed())
@@ -91,40 +87,4 @@ func reconcilesOf(t *testing.T, log, ns, prefix string) []string {
 		}
 	}
 	return out
-}
-
-func foreignDeployment(ns, name string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/other:1"}}},
-			},
-		},
-	}
-}
-
-// foreignService is headless: the test API server's Service range has room for 254 cluster IPs,
-// which the package's other tests share.
-func foreignService(ns, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Port: 8080}}},
-	}
-}
-
-// foreignSlice is the slice the EndpointSlice controller keeps for a foreign Service.
-func foreignSlice(ns, name string) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-abcde", Labels: map[string]string{
-			discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io", "app": name,
-		}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.9.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-	}
 }

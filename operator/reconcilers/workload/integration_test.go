@@ -21,6 +21,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/optest"
+	"github.com/polykube/polykube/placement"
 )
 
 const (
@@ -248,13 +249,18 @@ func TestReconciler_Create_DeploymentServiceAndStatus(t *testing.T) {
 	g.Expect(st.ObservedGeneration).To(Equal(wl.Generation))
 	g.Expect(st.DesiredReplicas).To(Equal(int32(3)))
 	g.Expect(st.Phase).To(Equal(polykubev1alpha1.PhasePending))
-	g.Expect(st.Targets).To(HaveLen(2))
-	g.Expect(st.Targets[0].Cluster).To(Equal(east))
-	g.Expect(st.Targets[0].Local).To(BeTrue())
-	g.Expect(st.Targets[0].DesiredReplicas).To(Equal(int32(3)))
-	g.Expect(st.Targets[0].Phase).To(Equal(polykubev1alpha1.PhasePending))
-	g.Expect(st.Targets[0].LastUpdateTime).NotTo(BeNil())
-	g.Expect(st.Targets[1]).To(Equal(polykubev1alpha1.TargetStatus{Cluster: "west", DesiredReplicas: 1}))
+	// Decision 0013: this cluster's own entry and a digest of every target's share, no list.
+	g.Expect(st.Targets).To(BeEmpty())
+	g.Expect(st.Local).NotTo(BeNil())
+	g.Expect(st.Local.Cluster).To(Equal(east))
+	g.Expect(st.Local.Local).To(BeTrue())
+	g.Expect(st.Local.DesiredReplicas).To(Equal(int32(3)))
+	g.Expect(st.Local.Phase).To(Equal(polykubev1alpha1.PhasePending))
+	g.Expect(st.Local.LastUpdateTime).NotTo(BeNil())
+	g.Expect(st.Allocation).To(Equal(&polykubev1alpha1.AllocationDigest{
+		Digest:  placement.AllocationDigest(placement.Allocation{{Cluster: east, Replicas: 3}, {Cluster: "west", Replicas: 1}}),
+		Targets: 2, TargetsWithReplicas: 2,
+	}))
 	allocated := meta.FindStatusCondition(st.Conditions, polykubev1alpha1.AllocatedCondition)
 	g.Expect(allocated.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(allocated.Message).To(ContainSubstring("east=3, west=1"))
@@ -267,8 +273,8 @@ func TestReconciler_Create_DeploymentServiceAndStatus(t *testing.T) {
 	g.Expect(c.Get(ctx, key(ns, "checkout"), wl)).To(Succeed())
 	g.Expect(wl.Status.Phase).To(Equal(polykubev1alpha1.PhaseReady))
 	g.Expect(wl.Status.ReadyReplicas).To(Equal(int32(3)))
-	g.Expect(*wl.Status.Targets[0].ReadyReplicas).To(Equal(int32(3)))
-	g.Expect(wl.Status.Targets[0].LastUpdateTime.Time).To(BeTemporally(">=", st.Targets[0].LastUpdateTime.Time)) // second resolution; table-tested
+	g.Expect(*wl.Status.Local.ReadyReplicas).To(Equal(int32(3)))
+	g.Expect(wl.Status.Local.LastUpdateTime.Time).To(BeTemporally(">=", st.Local.LastUpdateTime.Time)) // second resolution; table-tested
 	Eventually(func() float64 { v, _ := gauge(t, "polykube_workload_ready_replicas", ns, "checkout"); return v }).
 		WithTimeout(timeout).Should(Equal(3.0))
 	v, ok := gauge(t, "polykube_workload_desired_replicas", ns, "checkout")
@@ -330,7 +336,11 @@ func TestReconciler_NotATarget_CreatesNothing(t *testing.T) {
 	wl := &polykubev1alpha1.Workload{}
 	Expect(c.Get(context.Background(), key(ns, "reports"), wl)).To(Succeed())
 	Expect(wl.Status.DesiredReplicas).To(BeZero())
-	Expect(wl.Status.Targets).To(Equal([]polykubev1alpha1.TargetStatus{{Cluster: "west", DesiredReplicas: 2}}))
+	Expect(wl.Status.Targets).To(BeEmpty())
+	Expect(wl.Status.Local).To(BeNil(), "no entry of its own: east is no target")
+	Expect(wl.Status.Allocation).To(Equal(&polykubev1alpha1.AllocationDigest{
+		Digest: placement.AllocationDigest(placement.Allocation{{Cluster: "west", Replicas: 2}}), Targets: 1, TargetsWithReplicas: 1,
+	}))
 }
 
 func TestReconciler_Conflict_NeverAdoptsForeignObjects(t *testing.T) {

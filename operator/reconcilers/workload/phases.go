@@ -73,7 +73,7 @@ func (s *scope) ready(status metav1.ConditionStatus, reason, msg string) {
 // target's allocation as computed, no observation of a local Deployment, nothing rendered.
 func (s *scope) standDown(cluster string, status metav1.ConditionStatus, reason, msg string) {
 	st := &s.wl.Status
-	st.Targets = targetStatuses(s.alloc, s.bounds, cluster, nil, s.wl.Generation, st.Targets, s.now)
+	setAllocationStatus(st, s.alloc, s.bounds, cluster, nil, s.wl.Generation, s.now)
 	st.ReadyReplicas, st.Phase = 0, ""
 	st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 	s.ready(status, reason, msg)
@@ -151,8 +151,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 func (r *Reconciler) allocate(ctx context.Context, s *scope) (bool, error) {
 	wl, st := s.wl, &s.wl.Status
 	if placement.UsesRoster(wl) {
+		// The roster is only read here (placement is pure): the cache's own objects, not a
+		// deep copy of every member per reconcile, which grew the reconcile's cost with C.
 		list := &polykubev1alpha1.ClusterMemberList{}
-		if err := r.List(ctx, list); err != nil {
+		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return true, fmt.Errorf("list ClusterMembers to resolve the targetSelectors of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
 		}
 		s.roster = list.Items
@@ -164,14 +166,16 @@ func (r *Reconciler) allocate(ctx context.Context, s *scope) (bool, error) {
 		msg := fmt.Sprintf("%v; nothing is changed in this cluster until a ClusterMember matches", err)
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonNoTargets, msg)
 		s.ready(metav1.ConditionFalse, polykubev1alpha1.ReasonNoTargets, msg)
-		st.Targets, st.DesiredReplicas = nil, 0
+		setAllocationStatus(st, nil, nil, "", nil, 0, s.now)
+		st.DesiredReplicas = 0
 		return true, nil
 	}
 	if err != nil {
 		msg := fmt.Sprintf("spec.distribution cannot be allocated: %v; fix the Workload in Git", err)
 		setCondition(&st.Conditions, wl.Generation, polykubev1alpha1.AllocatedCondition, metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
 		s.ready(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, msg)
-		st.Targets, st.DesiredReplicas, st.ReadyReplicas, st.Phase = nil, 0, 0, ""
+		setAllocationStatus(st, nil, nil, "", nil, 0, s.now)
+		st.DesiredReplicas, st.ReadyReplicas, st.Phase = 0, 0, ""
 		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		return true, reconcile.TerminalError(fmt.Errorf("allocate Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
@@ -395,7 +399,7 @@ func (r *Reconciler) observeSlice(ctx context.Context, s *scope) (bool, error) {
 	if s.hpaHere || len(s.foreign) > 0 {
 		obs.Current = ptr.To(want)
 	}
-	st.Targets = targetStatuses(s.alloc, s.bounds, r.ClusterName, &obs, s.wl.Generation, st.Targets, s.now)
+	setAllocationStatus(st, s.alloc, s.bounds, r.ClusterName, &obs, s.wl.Generation, s.now)
 	st.ReadyReplicas, st.Phase = obs.Ready, obs.Phase
 	if len(s.foreign) > 0 {
 		s.ready(metav1.ConditionFalse, polykubev1alpha1.ReasonForeignHPA, foreignHPAMessage(s.wl, s.foreign, want, s.replicas, s.autoscaled))

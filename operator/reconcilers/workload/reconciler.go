@@ -190,7 +190,8 @@ var memberAppearsChangesOrGoes = predicate.Funcs{
 func (r *Reconciler) workloadsAfterMemberChange(ctx context.Context, o client.Object) []reconcile.Request {
 	own := o.GetName() == r.ClusterName
 	list := &polykubev1alpha1.WorkloadList{}
-	if err := r.List(ctx, list); err != nil {
+	// Only their specs are read: no deep copy of every Workload per ClusterMember event.
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "List Workloads to re-check them after a ClusterMember change", "clusterMember", o.GetName())
 		return nil
 	}
@@ -416,7 +417,7 @@ func (r *Reconciler) now() time.Time {
 
 // allocationMessage is the Allocated condition's message: the share of the first maxListed
 // clusters, then how many more and the total, so that the message does not grow with the
-// roster (status.targets has every cluster's share).
+// roster (polykube-status recomputes every cluster's share, decision 0013).
 func allocationMessage(alloc placement.Allocation, bounds placement.BoundsAllocation) string {
 	if bounds != nil {
 		parts := make([]string, 0, min(len(bounds), maxListed))
@@ -438,7 +439,7 @@ func clustersInAll(clusters int, atLeast string, replicas int64) string {
 	if clusters <= maxListed {
 		return ""
 	}
-	return fmt.Sprintf(" (%s%d replicas over %d clusters; status.targets lists each)", atLeast, replicas, clusters)
+	return fmt.Sprintf(" (%s%d replicas over %d clusters; polykube-status lists each)", atLeast, replicas, clusters)
 }
 
 func pluralIs(n int) string {

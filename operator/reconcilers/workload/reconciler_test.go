@@ -54,6 +54,8 @@ func TestReconciler_InvalidSpec_IsTerminal(t *testing.T) {
 		g.Expect(cond.Message).To(ContainSubstring(`target "east" needs replicas`))
 	}
 	g.Expect(got.Status.Targets).To(BeEmpty())
+	g.Expect(got.Status.Local).To(BeNil())
+	g.Expect(got.Status.Allocation).To(BeNil())
 	deps := &appsv1.DeploymentList{}
 	g.Expect(c.List(context.Background(), deps)).To(Succeed())
 	g.Expect(deps.Items).To(BeEmpty())

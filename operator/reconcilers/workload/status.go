@@ -86,48 +86,75 @@ func deploymentPhase(dep *appsv1.Deployment, desired int32) string {
 	return polykubev1alpha1.PhaseProgressing
 }
 
-// targetStatuses lists every target of the allocation with the replicas computed here, and
-// for an autoscaled Workload (bounds set) the HPA bounds computed here. The entry of cluster is
-// Local; when obs is set it also carries the observation, generation and a LastUpdateTime that
-// moves only when the entry changes (taken from prev otherwise).
-func targetStatuses(alloc placement.Allocation, bounds placement.BoundsAllocation, cluster string, obs *observation, generation int64,
-	prev []polykubev1alpha1.TargetStatus, now metav1.Time) []polykubev1alpha1.TargetStatus {
-	out := make([]polykubev1alpha1.TargetStatus, 0, len(alloc))
-	for _, s := range alloc {
-		t := polykubev1alpha1.TargetStatus{Cluster: s.Cluster, DesiredReplicas: s.Replicas}
-		if b, ok := bounds.For(s.Cluster); ok {
-			t.MinReplicas, t.MaxReplicas = ptr.To(b.Min), ptr.To(b.Max)
-		}
-		if s.Cluster == cluster {
-			t.Local = true
-			if obs != nil {
-				t.ReadyReplicas = ptr.To(obs.Ready)
-				t.AvailableReplicas = ptr.To(obs.Available)
-				t.UpdatedReplicas = ptr.To(obs.Updated)
-				t.CurrentReplicas = obs.Current
-				t.Phase = obs.Phase
-				t.ObservedGeneration = generation
-			}
-			t.LastUpdateTime = lastUpdate(t, prev, now)
-		}
-		out = append(out, t)
+// setAllocationStatus writes the allocation into the status in the layout of decision 0013:
+// this cluster's own entry (Local), a digest of every target's share (Allocation), and no list
+// of every target: the list an operator of an earlier release wrote (status.targets) is cleared,
+// so nothing in the status grows with the roster. With alloc nil (no allocation) all three are
+// cleared.
+func setAllocationStatus(st *polykubev1alpha1.WorkloadStatus, alloc placement.Allocation, bounds placement.BoundsAllocation, cluster string,
+	obs *observation, generation int64, now metav1.Time) {
+	prev := previousLocal(st)
+	st.Targets = nil
+	if alloc == nil {
+		st.Local, st.Allocation = nil, nil
+		return
 	}
-	return out
+	st.Local = localTarget(alloc, bounds, cluster, obs, generation, prev, now)
+	st.Allocation = &polykubev1alpha1.AllocationDigest{
+		Digest:              placement.AllocationDigest(alloc),
+		Targets:             int32(len(alloc)),
+		TargetsWithReplicas: int32(alloc.TargetsWithReplicas()),
+	}
 }
 
-// lastUpdate keeps the previous LastUpdateTime of the entry when nothing else in it changed.
-func lastUpdate(t polykubev1alpha1.TargetStatus, prev []polykubev1alpha1.TargetStatus, now metav1.Time) *metav1.Time {
-	for _, p := range prev {
-		if p.Cluster != t.Cluster || p.LastUpdateTime == nil {
-			continue
-		}
-		cmp := p
-		cmp.LastUpdateTime = nil
-		if equalTargets(cmp, t) {
-			return p.LastUpdateTime
+// previousLocal is this cluster's entry as the status last had it: Local, or the Local entry of
+// the full list an operator of an earlier release wrote (nil when there is none).
+func previousLocal(st *polykubev1alpha1.WorkloadStatus) *polykubev1alpha1.TargetStatus {
+	if st.Local != nil {
+		return st.Local
+	}
+	for i := range st.Targets {
+		if st.Targets[i].Local {
+			return &st.Targets[i]
 		}
 	}
-	return &now
+	return nil
+}
+
+// localTarget is this cluster's target entry (nil when it is not a target) with the replicas
+// computed here, and for an autoscaled Workload (bounds set) its HPA bounds; when obs is set it
+// also carries the observation, generation and a LastUpdateTime that moves only when the entry
+// changes (taken from prev otherwise).
+func localTarget(alloc placement.Allocation, bounds placement.BoundsAllocation, cluster string, obs *observation, generation int64,
+	prev *polykubev1alpha1.TargetStatus, now metav1.Time) *polykubev1alpha1.TargetStatus {
+	replicas, ok := alloc.For(cluster)
+	if !ok {
+		return nil
+	}
+	t := polykubev1alpha1.TargetStatus{Cluster: cluster, DesiredReplicas: replicas, Local: true}
+	if b, ok := bounds.For(cluster); ok {
+		t.MinReplicas, t.MaxReplicas = ptr.To(b.Min), ptr.To(b.Max)
+	}
+	if obs != nil {
+		t.ReadyReplicas = ptr.To(obs.Ready)
+		t.AvailableReplicas = ptr.To(obs.Available)
+		t.UpdatedReplicas = ptr.To(obs.Updated)
+		t.CurrentReplicas = obs.Current
+		t.Phase = obs.Phase
+		t.ObservedGeneration = generation
+	}
+	t.LastUpdateTime = &now
+	if prev != nil && prev.Cluster == t.Cluster && prev.LastUpdateTime != nil {
+		cmp := *prev
+		cmp.LastUpdateTime = nil
+		t.LastUpdateTime = nil
+		if equalTargets(cmp, t) {
+			t.LastUpdateTime = prev.LastUpdateTime
+		} else {
+			t.LastUpdateTime = &now
+		}
+	}
+	return &t
 }
 
 func equalTargets(a, b polykubev1alpha1.TargetStatus) bool {

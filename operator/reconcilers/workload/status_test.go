@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,7 +60,7 @@ func TestObserve(t *testing.T) {
 	g.Expect(observe(dep(1, 1, 2, 1, 2), 2)).To(Equal(observation{Ready: 1, Available: 1, Updated: 2, Phase: polykubev1alpha1.PhaseProgressing}))
 }
 
-func TestTargetStatuses(t *testing.T) {
+func TestLocalTarget(t *testing.T) {
 	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	t1 := metav1.NewTime(t0.Add(time.Minute))
 	alloc := placement.Allocation{{Cluster: "east", Replicas: 2}, {Cluster: "west", Replicas: 1}}
@@ -68,10 +70,9 @@ func TestTargetStatuses(t *testing.T) {
 		AvailableReplicas: ptr.To[int32](1), UpdatedReplicas: ptr.To[int32](2),
 		Phase: polykubev1alpha1.PhaseProgressing, ObservedGeneration: 3, LastUpdateTime: &t0,
 	}
-	west := polykubev1alpha1.TargetStatus{Cluster: "west", DesiredReplicas: 1}
-	withTime := func(s polykubev1alpha1.TargetStatus, tm metav1.Time) polykubev1alpha1.TargetStatus {
+	withTime := func(s polykubev1alpha1.TargetStatus, tm metav1.Time) *polykubev1alpha1.TargetStatus {
 		s.LastUpdateTime = &tm
-		return s
+		return &s
 	}
 
 	tests := []struct {
@@ -79,76 +80,102 @@ func TestTargetStatuses(t *testing.T) {
 		cluster string
 		obs     *observation
 		gen     int64
-		prev    []polykubev1alpha1.TargetStatus
-		want    []polykubev1alpha1.TargetStatus
+		prev    *polykubev1alpha1.TargetStatus
+		want    *polykubev1alpha1.TargetStatus
 	}{
+		{name: "first report stamps the local entry", cluster: "east", obs: obs, gen: 3, want: withTime(local, t1)},
+		{name: "unchanged entry keeps its time", cluster: "east", obs: obs, gen: 3, prev: &local, want: &local},
 		{
-			name: "first report stamps the local entry", cluster: "east", obs: obs, gen: 3,
-			want: []polykubev1alpha1.TargetStatus{withTime(local, t1), west},
-		},
-		{
-			name: "unchanged entry keeps its time", cluster: "east", obs: obs, gen: 3,
-			prev: []polykubev1alpha1.TargetStatus{local, west},
-			want: []polykubev1alpha1.TargetStatus{local, west},
-		},
-		{
-			name: "new generation moves the time", cluster: "east", obs: obs, gen: 4,
-			prev: []polykubev1alpha1.TargetStatus{local, west},
-			want: []polykubev1alpha1.TargetStatus{func() polykubev1alpha1.TargetStatus {
+			name: "new generation moves the time", cluster: "east", obs: obs, gen: 4, prev: &local,
+			want: func() *polykubev1alpha1.TargetStatus {
 				l := withTime(local, t1)
 				l.ObservedGeneration = 4
 				return l
-			}(), west},
+			}(),
 		},
 		{
 			name: "changed observation moves the time", cluster: "east",
-			obs: &observation{Ready: 2, Available: 2, Updated: 2, Phase: polykubev1alpha1.PhaseReady}, gen: 3,
-			prev: []polykubev1alpha1.TargetStatus{local, west},
-			want: []polykubev1alpha1.TargetStatus{func() polykubev1alpha1.TargetStatus {
+			obs: &observation{Ready: 2, Available: 2, Updated: 2, Phase: polykubev1alpha1.PhaseReady}, gen: 3, prev: &local,
+			want: func() *polykubev1alpha1.TargetStatus {
 				l := withTime(local, t1)
 				l.ReadyReplicas, l.AvailableReplicas, l.Phase = ptr.To[int32](2), ptr.To[int32](2), polykubev1alpha1.PhaseReady
 				return l
-			}(), west},
+			}(),
 		},
-		{
-			name: "not a target: no local entry", cluster: "north", obs: nil, gen: 3,
-			want: []polykubev1alpha1.TargetStatus{{Cluster: "east", DesiredReplicas: 2}, west},
-		},
+		{name: "not a target: no local entry", cluster: "north", obs: nil, gen: 3},
 		{
 			name: "no observation (cluster unknown, conflict): local entry without replicas", cluster: "west", obs: nil, gen: 3,
-			want: []polykubev1alpha1.TargetStatus{{Cluster: "east", DesiredReplicas: 2}, withTime(polykubev1alpha1.TargetStatus{Cluster: "west", DesiredReplicas: 1, Local: true}, t1)},
+			want: withTime(polykubev1alpha1.TargetStatus{Cluster: "west", DesiredReplicas: 1, Local: true}, t1),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := targetStatuses(alloc, nil, tt.cluster, tt.obs, tt.gen, tt.prev, t1)
+			got := localTarget(alloc, nil, tt.cluster, tt.obs, tt.gen, tt.prev, t1)
 			NewWithT(t).Expect(got).To(Equal(tt.want))
 		})
 	}
 }
 
-// An autoscaled Workload's targets carry the bounds computed here, and the local entry the
-// Deployment's current replicas; a change of those moves the local entry's time.
-func TestTargetStatuses_Autoscaled(t *testing.T) {
+// An autoscaled Workload's local entry carries the bounds computed here and the Deployment's
+// current replicas; a change of those moves the entry's time.
+func TestLocalTarget_Autoscaled(t *testing.T) {
 	g := NewWithT(t)
 	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	t1 := metav1.NewTime(t0.Add(time.Minute))
 	bounds := placement.BoundsAllocation{{Cluster: "east", MinShare: 2, Min: 2, Max: 10}, {Cluster: "west", MinShare: 0, Min: 1, Max: 5}}
 	obs := &observation{Ready: 4, Available: 4, Updated: 4, Phase: polykubev1alpha1.PhaseReady, Current: ptr.To[int32](4)}
 
-	got := targetStatuses(bounds.Floors(), bounds, "east", obs, 1, nil, t0)
-	g.Expect(got).To(Equal([]polykubev1alpha1.TargetStatus{
-		{
-			Cluster: "east", DesiredReplicas: 2, MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](10), Local: true,
-			ReadyReplicas: ptr.To[int32](4), AvailableReplicas: ptr.To[int32](4), UpdatedReplicas: ptr.To[int32](4), CurrentReplicas: ptr.To[int32](4),
-			Phase: polykubev1alpha1.PhaseReady, ObservedGeneration: 1, LastUpdateTime: &t0,
-		},
-		{Cluster: "west", DesiredReplicas: 1, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](5)},
+	got := localTarget(bounds.Floors(), bounds, "east", obs, 1, nil, t0)
+	g.Expect(got).To(Equal(&polykubev1alpha1.TargetStatus{
+		Cluster: "east", DesiredReplicas: 2, MinReplicas: ptr.To[int32](2), MaxReplicas: ptr.To[int32](10), Local: true,
+		ReadyReplicas: ptr.To[int32](4), AvailableReplicas: ptr.To[int32](4), UpdatedReplicas: ptr.To[int32](4), CurrentReplicas: ptr.To[int32](4),
+		Phase: polykubev1alpha1.PhaseReady, ObservedGeneration: 1, LastUpdateTime: &t0,
 	}))
-	g.Expect(targetStatuses(bounds.Floors(), bounds, "east", obs, 1, got, t1)[0].LastUpdateTime).To(Equal(&t0), "unchanged")
+	g.Expect(localTarget(bounds.Floors(), bounds, "east", obs, 1, got, t1).LastUpdateTime).To(Equal(&t0), "unchanged")
 	scaled := *obs
 	scaled.Current = ptr.To[int32](6)
-	g.Expect(targetStatuses(bounds.Floors(), bounds, "east", &scaled, 1, got, t1)[0].LastUpdateTime).To(Equal(&t1), "the HPA scaled")
+	g.Expect(localTarget(bounds.Floors(), bounds, "east", &scaled, 1, got, t1).LastUpdateTime).To(Equal(&t1), "the HPA scaled")
+}
+
+// setAllocationStatus writes the layout of decision 0013 whatever the status held before: the
+// full list an operator of the previous release wrote is cleared (its local entry's time kept
+// when nothing changed), and the status has the same size at 3 and at 511 targets.
+func TestSetAllocationStatus(t *testing.T) {
+	g := NewWithT(t)
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+	obs := &observation{Ready: 2, Available: 2, Updated: 2, Phase: polykubev1alpha1.PhaseReady}
+	alloc := placement.Allocation{{Cluster: "east", Replicas: 2}, {Cluster: "north", Replicas: 0}, {Cluster: "west", Replicas: 1}}
+
+	// As the previous release wrote it: every target, the local one observed.
+	old := polykubev1alpha1.WorkloadStatus{Targets: []polykubev1alpha1.TargetStatus{
+		{Cluster: "east", DesiredReplicas: 2, Local: true, ReadyReplicas: ptr.To[int32](2), AvailableReplicas: ptr.To[int32](2),
+			UpdatedReplicas: ptr.To[int32](2), Phase: polykubev1alpha1.PhaseReady, ObservedGeneration: 1, LastUpdateTime: &t0},
+		{Cluster: "north", DesiredReplicas: 0}, {Cluster: "west", DesiredReplicas: 1},
+	}}
+	st := old
+	setAllocationStatus(&st, alloc, nil, "east", obs, 1, t1)
+	g.Expect(st.Targets).To(BeNil(), "the previous release's list is cleared")
+	g.Expect(st.Local).To(Equal(&old.Targets[0]), "the local entry as it was, its time kept")
+	g.Expect(st.Allocation).To(Equal(&polykubev1alpha1.AllocationDigest{Digest: placement.AllocationDigest(alloc), Targets: 3, TargetsWithReplicas: 2}))
+
+	setAllocationStatus(&st, nil, nil, "east", obs, 1, t1)
+	g.Expect(st.Local).To(BeNil())
+	g.Expect(st.Allocation).To(BeNil())
+
+	size := func(n int) int {
+		var a placement.Allocation
+		for i := range n {
+			a = append(a, placement.Share{Cluster: fmt.Sprintf("member-%03d-abcdefghijklmnopqrstu", i), Replicas: 2})
+		}
+		var st polykubev1alpha1.WorkloadStatus
+		setAllocationStatus(&st, a, nil, a[0].Cluster, obs, 1, t1)
+		raw, err := json.Marshal(st)
+		g.Expect(err).NotTo(HaveOccurred())
+		return len(raw)
+	}
+	// The same fields at both sizes; only the two counts gain digits.
+	g.Expect(size(511)).To(BeNumerically("<=", size(3)+4), "the status does not grow with the roster")
 }
 
 func TestReadyFromPhase(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/operator/internal/optest"
+	"github.com/polykube/polykube/placement"
 )
 
 // setMemberRegion sets spec.region of the ClusterMember named cluster and restores it when the
@@ -56,14 +57,36 @@ func euWorkload(ns, name string, total int32) *polykubev1alpha1.Workload {
 	return w
 }
 
-func statusTargets(g Gomega, c client.Client, ns, name string) map[string]int32 {
+// reportedAllocation is what a status in the layout of decision 0013 says of the allocation:
+// this cluster's share, the digest and the count of targets.
+type reportedAllocation struct {
+	Local   int32
+	Digest  string
+	Targets int32
+}
+
+// statusTargets reads the allocation the Workload's status reports in cluster east.
+func statusTargets(g Gomega, c client.Client, ns, name string) reportedAllocation {
 	w := &polykubev1alpha1.Workload{}
 	g.Expect(c.Get(context.Background(), key(ns, name), w)).To(Succeed())
-	out := map[string]int32{}
-	for _, t := range w.Status.Targets {
-		out[t.Cluster] = t.DesiredReplicas
+	g.Expect(w.Status.Targets).To(BeEmpty(), "the full list of targets is no longer written")
+	var out reportedAllocation
+	if w.Status.Local != nil {
+		out.Local = w.Status.Local.DesiredReplicas
+	}
+	if a := w.Status.Allocation; a != nil {
+		out.Digest, out.Targets = a.Digest, a.Targets
 	}
 	return out
+}
+
+// allocationOf is what statusTargets reads in cluster east for the allocation shares.
+func allocationOf(shares map[string]int32) reportedAllocation {
+	var alloc placement.Allocation
+	for c, r := range shares {
+		alloc = append(alloc, placement.Share{Cluster: c, Replicas: r})
+	}
+	return reportedAllocation{Local: shares[east], Digest: placement.AllocationDigest(alloc), Targets: int32(len(shares))}
 }
 
 func TestReconciler_TargetSelectors_NewMemberJoinsByItsLabels(t *testing.T) {
@@ -76,7 +99,7 @@ func TestReconciler_TargetSelectors_NewMemberJoinsByItsLabels(t *testing.T) {
 	Expect(c.Create(ctx, euWorkload(ns, "api", 4))).To(Succeed())
 	eventuallyReady(t, c, ns, "api", metav1.ConditionFalse, polykubev1alpha1.ReasonDeploymentPending)
 	Eventually(func(g Gomega) {
-		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(map[string]int32{east: 4}))
+		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(allocationOf(map[string]int32{east: 4})))
 		g.Expect(*getDeployment(g, c, ns, "api").Spec.Replicas).To(Equal(int32(4)))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	gen := func(g Gomega) int64 {
@@ -96,7 +119,7 @@ func TestReconciler_TargetSelectors_NewMemberJoinsByItsLabels(t *testing.T) {
 		}
 	})
 	Eventually(func(g Gomega) {
-		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(map[string]int32{east: 2, "eu-joiner": 2}))
+		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(allocationOf(map[string]int32{east: 2, "eu-joiner": 2})))
 		g.Expect(*getDeployment(g, c, ns, "api").Spec.Replicas).To(Equal(int32(2)))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "the new EU member gets its share")
 	Expect(gen(Default)).To(Equal(before), "the Workload was not edited")
@@ -104,13 +127,13 @@ func TestReconciler_TargetSelectors_NewMemberJoinsByItsLabels(t *testing.T) {
 	// A member outside the region changes nothing.
 	setMemberRegion(t, c, "west", "us")
 	Consistently(func(g Gomega) {
-		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(map[string]int32{east: 2, "eu-joiner": 2}))
+		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(allocationOf(map[string]int32{east: 2, "eu-joiner": 2})))
 	}).WithTimeout(time.Second).WithPolling(poll).Should(Succeed())
 
 	// It leaves again: east runs everything again.
 	Expect(c.Delete(ctx, joiner)).To(Succeed())
 	Eventually(func(g Gomega) {
-		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(map[string]int32{east: 4}))
+		g.Expect(statusTargets(g, c, ns, "api")).To(Equal(allocationOf(map[string]int32{east: 4})))
 		g.Expect(*getDeployment(g, c, ns, "api").Spec.Replicas).To(Equal(int32(4)))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "the departed member's share returns")
 }

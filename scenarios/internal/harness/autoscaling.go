@@ -65,7 +65,7 @@ func (sc *Scenario) AwaitHPABounds(ctx context.Context, workload string, want ma
 
 // ScaleByHand sets the replicas of the cluster's Deployment of the Workload through its scale
 // subresource, as `kubectl scale` does.
-func (sc *Scenario) ScaleByHand(ctx context.Context, cluster, workload string, replicas int32) error {
+func (sc *Scenario) ScaleByHand(ctx context.Context, workload, cluster string, replicas int32) error {
 	return sc.forEachCluster(ctx, []string{cluster}, func(ctx context.Context, cl string, c client.Client) error {
 		d, err := sc.observe(ctx, cl, c, workload)
 		if err != nil {

@@ -295,7 +295,7 @@ func (sc *Scenario) markedBy(name, cluster, fallback string) time.Time {
 // AwaitPending waits until every cluster but peer reports in status.failover that it sees
 // peer missing the replicas, not yet absorbed: its operator saw the deficit and waits for
 // detectAfter.
-func (sc *Scenario) AwaitPending(ctx context.Context, peer, workload string, missing int32) error {
+func (sc *Scenario) AwaitPending(ctx context.Context, peer string, missing int32, workload string) error {
 	what := fmt.Sprintf("the operators of the clusters other than %q to see it missing %d replicas of %q, waiting for detectAfter", peer, missing, workload)
 	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		return sc.forEachCluster(ctx, sc.OtherClusters(peer), func(ctx context.Context, cl string, c client.Client) error {
@@ -425,7 +425,7 @@ func (sc *Scenario) AwaitAbsorbed(ctx context.Context, peer, workload string, wa
 		return err
 	}
 	err = sc.awaitReplicasGuarded(ctx, workload, want, timing.DetectAfter, func(cl string, replicas int32, now time.Time) error {
-		lostHere := sc.markedBy("mesh-lost:"+peer, cl, "api-stop:"+peer)
+		lostHere := sc.markedBy("mesh-lost:"+peer, cl, "apiserver-stop:"+peer)
 		if replicas > before[cl] && now.Before(lostHere.Add(timing.DetectAfter-stepSlack)) {
 			return fmt.Errorf("cluster %q raised %q from %d to %d only %s after its mesh view lost %q; detectAfter is %s",
 				cl, workload, before[cl], replicas, now.Sub(lostHere).Round(100*time.Millisecond), peer, timing.DetectAfter)
@@ -464,7 +464,7 @@ func (sc *Scenario) AwaitReturned(ctx context.Context, peer, workload string, wa
 		// harness's own view check can match much later than an operator's (it waits for every
 		// peer's Deployment to settle), so it bounds the give-back from the start, when the
 		// scenario has one.
-		backHere := sc.markedBy("api-start:"+peer, "", "mesh-sees-all")
+		backHere := sc.markedBy("apiserver-start:"+peer, "", "mesh-sees-all")
 		if b, ok := before[cl]; ok && replicas < b && now.Before(backHere.Add(timing.ReturnAfter-stepSlack)) {
 			return fmt.Errorf("cluster %q lowered %q from %d to %d only %s after %q could serve again; returnAfter is %s",
 				cl, workload, b, replicas, now.Sub(backHere).Round(100*time.Millisecond), peer, timing.ReturnAfter)
@@ -602,7 +602,7 @@ func (sc *Scenario) Figures(cluster, workload string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	need := []string{"api-stop:" + cluster, "mesh-lost:" + cluster, "absorbed:" + workload, "api-start:" + cluster, "api-started:" + cluster, "mesh-sees-all", "returned:" + workload}
+	need := []string{"apiserver-stop:" + cluster, "mesh-lost:" + cluster, "absorbed:" + workload, "apiserver-start:" + cluster, "apiserver-started:" + cluster, "mesh-sees-all", "returned:" + workload}
 	for _, n := range need {
 		if _, ok := sc.marks[n]; !ok {
 			return "", fmt.Errorf("the scenario has no mark %q: the figures need a stop, the absorption, a start and the return before this step", n)
@@ -619,10 +619,17 @@ func (sc *Scenario) Figures(cluster, workload string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "figures: capacity failover of %q away from %q on %s with %s; detectAfter %s, returnAfter %s; the harness polls every %s\n",
 		workload, cluster, sc.Fed.Provider(), mirror, timing.DetectAfter, timing.ReturnAfter, sc.Config.Wait(WaitConverge).Interval.Duration)
-	fmt.Fprintf(&b, "  %s stopped → its endpoints gone from the others' mesh view: %s\n", cluster, d("api-stop:"+cluster, "mesh-lost:"+cluster))
-	fmt.Fprintf(&b, "  %s stopped → the others' extra replicas ready:             %s\n", cluster, d("api-stop:"+cluster, "absorbed:"+workload))
-	fmt.Fprintf(&b, "  %s started again → its API server ready:                  %s\n", cluster, d("api-start:"+cluster, "api-started:"+cluster))
-	fmt.Fprintf(&b, "  %s started again → its share back in the others' view:    %s\n", cluster, d("api-start:"+cluster, "mesh-sees-all"))
-	fmt.Fprintf(&b, "  %s started again → the fleet back at its base allocation: %s\n", cluster, d("api-start:"+cluster, "returned:"+workload))
+	fmt.Fprintf(&b, "  %s stopped → its endpoints gone from the others' mesh view: %s\n", cluster, d("apiserver-stop:"+cluster, "mesh-lost:"+cluster))
+	fmt.Fprintf(&b, "  %s stopped → the others' extra replicas ready:             %s\n", cluster, d("apiserver-stop:"+cluster, "absorbed:"+workload))
+	fmt.Fprintf(&b, "  %s started again → its API server ready:                  %s\n", cluster, d("apiserver-start:"+cluster, "apiserver-started:"+cluster))
+	fmt.Fprintf(&b, "  %s started again → its share back in the others' view:    %s\n", cluster, d("apiserver-start:"+cluster, "mesh-sees-all"))
+	fmt.Fprintf(&b, "  %s started again → the fleet back at its base allocation: %s\n", cluster, d("apiserver-start:"+cluster, "returned:"+workload))
 	return b.String(), nil
+}
+
+// timeline is when things happened in the scenario.
+type timeline struct {
+	// marks are when things happened (a fault injected, the mesh changing, a failover
+	// done), for steps that check an order and for the figures.
+	marks map[string]time.Time
 }

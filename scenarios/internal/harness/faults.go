@@ -13,17 +13,56 @@ import (
 	"github.com/polykube/polykube/testbed"
 )
 
-// StopAPIServer stops a cluster's API server; the scenario's teardown starts it again.
-func (sc *Scenario) StopAPIServer(ctx context.Context, cluster string) error {
-	sc.OnTeardown("start the API server of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster)
-	})
-	sc.mark("api-stop:" + cluster)
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultAPIServer, cluster); err != nil {
-		return fmt.Errorf("stop the API server of cluster %q: %w", cluster, err)
+// InjectFault puts fault f in effect (in cluster, for a per-cluster fault; "" otherwise) and
+// has the scenario's teardown end it: the one way a scenario breaks part of the federation.
+// It marks the timeline "<fault>-stop:<cluster>" before and "<fault>-stopped:<cluster>" after,
+// and records the fault as in effect until EndFault.
+func (sc *Scenario) InjectFault(ctx context.Context, f testbed.Fault, cluster string) error {
+	k, err := testbed.KindOf(f)
+	if err != nil {
+		return err
 	}
-	sc.mark("api-stopped:" + cluster)
+	sc.OnTeardown("start "+k.Target(cluster), func(ctx context.Context) error { return sc.Fed.Faults().Start(ctx, f, cluster) })
+	sc.mark(string(f) + "-stop:" + cluster)
+	if err := sc.Fed.Faults().Stop(ctx, f, cluster); err != nil {
+		return fmt.Errorf("stop %s: %w", k.Target(cluster), err)
+	}
+	sc.mark(string(f) + "-stopped:" + cluster)
+	sc.faults.inEffect = append(sc.faults.inEffect, faultIn{f, cluster})
 	return nil
+}
+
+// EndFault ends fault f (in cluster), marking "<fault>-start:<cluster>" and
+// "<fault>-started:<cluster>" on the timeline.
+func (sc *Scenario) EndFault(ctx context.Context, f testbed.Fault, cluster string) error {
+	k, err := testbed.KindOf(f)
+	if err != nil {
+		return err
+	}
+	sc.mark(string(f) + "-start:" + cluster)
+	if err := sc.Fed.Faults().Start(ctx, f, cluster); err != nil {
+		return fmt.Errorf("start %s again: %w", k.Target(cluster), err)
+	}
+	sc.mark(string(f) + "-started:" + cluster)
+	sc.faults.inEffect = slices.DeleteFunc(sc.faults.inEffect, func(in faultIn) bool { return in == faultIn{f, cluster} })
+	return nil
+}
+
+// faultIn is a fault the scenario put in effect, and where.
+type faultIn struct {
+	fault   testbed.Fault
+	cluster string
+}
+
+// faultState is what the scenario broke and has not repaired yet.
+type faultState struct {
+	// inEffect are the faults InjectFault put in effect and EndFault has not ended.
+	inEffect []faultIn
+}
+
+// inEffect reports whether the scenario put fault f in effect in cluster and has not ended it.
+func (sc *Scenario) inEffect(f testbed.Fault, cluster string) bool {
+	return slices.Contains(sc.faults.inEffect, faultIn{f, cluster})
 }
 
 // StartAPIServer starts a stopped API server again, first remembering the state of every
@@ -34,12 +73,7 @@ func (sc *Scenario) StartAPIServer(ctx context.Context, cluster string) error {
 			return err
 		}
 	}
-	sc.mark("api-start:" + cluster)
-	if err := sc.Fed.Faults().Start(ctx, testbed.FaultAPIServer, cluster); err != nil {
-		return fmt.Errorf("start the API server of cluster %q: %w", cluster, err)
-	}
-	sc.mark("api-started:" + cluster)
-	return nil
+	return sc.EndFault(ctx, testbed.FaultAPIServer, cluster)
 }
 
 // CheckOthersUnchanged compares every other cluster with its state before cluster returned.
@@ -58,68 +92,13 @@ func (sc *Scenario) KillOperatorOnDelivery(ctx context.Context, cluster string) 
 	if err := sc.AwaitDelivered(ctx, []string{cluster}, sc.Config.Wait(WaitDelivery)); err != nil {
 		return err
 	}
-	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
-	})
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
-		return fmt.Errorf("kill the operator of cluster %q: %w", cluster, err)
-	}
-	return nil
+	return sc.InjectFault(ctx, testbed.FaultOperator, cluster)
 }
 
-// RestartOperator starts a killed operator again.
-func (sc *Scenario) RestartOperator(ctx context.Context, cluster string) error {
-	if err := sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster); err != nil {
-		return fmt.Errorf("restart the operator of cluster %q: %w", cluster, err)
-	}
-	return nil
-}
-
-// StopGit stops the Git server; the teardown starts it again.
-func (sc *Scenario) StopGit(ctx context.Context) error {
-	sc.OnTeardown("start the Git server", func(ctx context.Context) error { return sc.Fed.Faults().Start(ctx, testbed.FaultGit, "") })
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultGit, ""); err != nil {
-		return fmt.Errorf("stop the Git server: %w", err)
-	}
-	return nil
-}
-
-// StartGit starts the Git server again.
-func (sc *Scenario) StartGit(ctx context.Context) error {
-	if err := sc.Fed.Faults().Start(ctx, testbed.FaultGit, ""); err != nil {
-		return fmt.Errorf("start the Git server: %w", err)
-	}
-	return nil
-}
-
-// Partition cuts the network between the cluster's nodes and every other cluster's; the
-// teardown heals it. While it lasts, the routing steps expect the cluster and the others
-// to see none of each other's backends (expectedBackends).
-func (sc *Scenario) Partition(ctx context.Context, cluster string) error {
-	sc.OnTeardown("heal the network partition of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultNetwork, cluster)
-	})
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultNetwork, cluster); err != nil {
-		return fmt.Errorf("partition cluster %q from the others: %w", cluster, err)
-	}
-	if !slices.Contains(sc.partitioned, cluster) {
-		sc.partitioned = append(sc.partitioned, cluster)
-	}
-	return nil
-}
-
-// HealPartition ends the cluster's network partition.
-func (sc *Scenario) HealPartition(ctx context.Context, cluster string) error {
-	if err := sc.Fed.Faults().Start(ctx, testbed.FaultNetwork, cluster); err != nil {
-		return fmt.Errorf("heal the network partition of cluster %q: %w", cluster, err)
-	}
-	sc.partitioned = slices.DeleteFunc(sc.partitioned, func(c string) bool { return c == cluster })
-	return nil
-}
-
-// cutOff reports whether a network partition separates clusters a and b.
+// cutOff reports whether a network partition separates clusters a and b: one of them is
+// partitioned from every other cluster (the network fault).
 func (sc *Scenario) cutOff(a, b string) bool {
-	return a != b && (slices.Contains(sc.partitioned, a) || slices.Contains(sc.partitioned, b))
+	return a != b && (sc.inEffect(testbed.FaultNetwork, a) || sc.inEffect(testbed.FaultNetwork, b))
 }
 
 // AwaitFetchFailing waits until every cluster's Flux reports that it cannot fetch from Git.
@@ -199,15 +178,4 @@ func (sc *Scenario) ReapplyEverywhere(ctx context.Context) error {
 		}
 		return nil
 	})
-}
-
-// StopOperator stops the operator of cluster; the teardown starts it again.
-func (sc *Scenario) StopOperator(ctx context.Context, cluster string) error {
-	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
-	})
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
-		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
-	}
-	return nil
 }

@@ -65,9 +65,9 @@ type Git interface {
 	ApplyHandled(ctx context.Context, cluster, token string) (handled, ready bool, message string, err error)
 }
 
-// Faults are the failures a scenario can inject, in the test bed's one vocabulary: Stop puts a
-// fault (testbed.FaultAPIServer, FaultOperator, FaultFlux, FaultGit) in effect for a cluster
-// and Start ends it; each returns once that took effect. A bed may also have optional
+// Faults are the failures a scenario can inject, in the test bed's one vocabulary (the table
+// testbed.FaultKinds): Stop puts a fault in effect for a cluster and Start ends it; each
+// returns once that took effect. Scenarios inject them through Scenario.InjectFault. A bed may also have optional
 // abilities (testbed.OperatorImpersonation), found by a type assertion.
 type Faults interface {
 	Stop(ctx context.Context, f testbed.Fault, cluster string) error

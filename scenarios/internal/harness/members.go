@@ -20,7 +20,7 @@ const holdFinalizer = "scenarios.polykube.kismet.io/hold"
 // stays terminating, and waits until the cluster shows it so. Teardown releases it and has Flux
 // deliver the roster again, waiting until the member is back, so the next scenario sees the
 // whole roster.
-func (sc *Scenario) DeleteMemberHeld(ctx context.Context, cluster, member string) error {
+func (sc *Scenario) DeleteMemberHeld(ctx context.Context, member, cluster string) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err
@@ -37,7 +37,7 @@ func (sc *Scenario) DeleteMemberHeld(ctx context.Context, cluster, member string
 		return fmt.Errorf("add a finalizer to ClusterMember %s in cluster %q: %w", member, cluster, err)
 	}
 	sc.OnTeardown(fmt.Sprintf("the held deletion of ClusterMember %s in cluster %q", member, cluster), func(ctx context.Context) error {
-		if err := sc.ReleaseMember(ctx, cluster, member); err != nil {
+		if err := sc.ReleaseMember(ctx, member, cluster); err != nil {
 			return err
 		}
 		if err := sc.ReapplyIn(ctx, cluster); err != nil {
@@ -63,7 +63,7 @@ func (sc *Scenario) DeleteMemberHeld(ctx context.Context, cluster, member string
 
 // ReleaseMember removes the finalizer DeleteMemberHeld added, and waits until the ClusterMember
 // is gone (a member not held is fine).
-func (sc *Scenario) ReleaseMember(ctx context.Context, cluster, member string) error {
+func (sc *Scenario) ReleaseMember(ctx context.Context, member, cluster string) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed/meshmirror"
 )
 
 // ServicePort is a Service port a step expects.
@@ -112,4 +113,12 @@ func (sc *Scenario) AwaitEnvFromSecret(ctx context.Context, cluster, deployment 
 			return errors.Join(errs...)
 		})
 	})
+}
+
+// meshState is what the mesh showed the scenario last.
+type meshState struct {
+	// mirror is the test bed's mesh mirror as a step last found it.
+	mirror *meshmirror.Status
+	// meshSource says what mirrors the endpoints on a datapath tier (Cilium, with its TTL).
+	meshSource string
 }

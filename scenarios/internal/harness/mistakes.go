@@ -31,11 +31,8 @@ func operatorKustomizationKey(name string) client.ObjectKey {
 // --cluster-name, as a Flux entry point copied from another cluster would; it remembers what
 // the operator said when it refused to run. The teardown starts the operator as itself again.
 func (sc *Scenario) StartOperatorAs(ctx context.Context, cluster, name string) error {
-	sc.OnTeardown("restart the operator of "+cluster, func(ctx context.Context) error {
-		return sc.Fed.Faults().Start(ctx, testbed.FaultOperator, cluster)
-	})
-	if err := sc.Fed.Faults().Stop(ctx, testbed.FaultOperator, cluster); err != nil {
-		return fmt.Errorf("stop the operator of cluster %q: %w", cluster, err)
+	if err := sc.InjectFault(ctx, testbed.FaultOperator, cluster); err != nil {
+		return err
 	}
 	as, ok := sc.Fed.Faults().(testbed.OperatorImpersonation)
 	if !ok {
@@ -294,7 +291,7 @@ func lastLines(s string, n int) string {
 // DeleteWorkloadOrphaning deletes the cluster's copy of the Workload leaving its objects
 // (kubectl delete --cascade=orphan), and waits until it is gone: the garbage collector has
 // then removed the owner references from its Deployment and Service.
-func (sc *Scenario) DeleteWorkloadOrphaning(ctx context.Context, cluster, workload string) error {
+func (sc *Scenario) DeleteWorkloadOrphaning(ctx context.Context, workload, cluster string) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err
@@ -362,7 +359,7 @@ func (sc *Scenario) rememberPods(ctx context.Context, cluster string, c client.C
 
 // CheckPodsKept checks that the pods of the Workload's Deployment in the cluster are the ones
 // rememberPods saw: none was restarted or replaced.
-func (sc *Scenario) CheckPodsKept(ctx context.Context, cluster, workload string) error {
+func (sc *Scenario) CheckPodsKept(ctx context.Context, workload, cluster string) error {
 	before, ok := sc.pods[cluster+"/"+workload]
 	if !ok {
 		return fmt.Errorf("no pods of %q in cluster %q were remembered before", workload, cluster)
@@ -403,4 +400,18 @@ func (sc *Scenario) podUIDs(ctx context.Context, c client.Client, workload strin
 	}
 	slices.Sort(uids)
 	return uids, nil
+}
+
+// mistakeState is what the operator mistakes the scenario made left to check or undo.
+type mistakeState struct {
+	// operatorOutput is what the last operator started as another member printed.
+	operatorOutput string
+	// identityRefused are the clusters where a replica refused its identity and whose operator
+	// has not restarted as itself since (that resets the pinned member's condition).
+	identityRefused []string
+	// operatorKustomizations are the specs of each cluster's operator Kustomization, saved
+	// before a step deletes or renames it.
+	operatorKustomizations map[string]map[string]any
+	// operatorKustomization is the operator Kustomization's name now ("" while deleted).
+	operatorKustomization string
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed/soak"
 )
 
 // ApplyEverywhere applies a manifest to every cluster, as Flux would deliver it; namespaced
@@ -310,4 +311,22 @@ func (sc *Scenario) CheckNoSecretValues(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// observed is what the scenario saw of the clusters and remembered to compare with later.
+type observed struct {
+	// LastApplyErr is the error of the last apply that a validation step inspects.
+	LastApplyErr error
+	// before holds per-cluster snapshots taken by steps that later assert "nothing changed".
+	before map[string]ObjectSnapshot
+	// deployments tracks every Deployment of every Workload seen, per cluster.
+	deployments map[string]*deploymentHistory
+	// pods are pod UIDs remembered per cluster/workload.
+	pods map[string][]string
+	// secretValues are the values of the Secrets the scenario created.
+	secretValues []string
+	// soakReport is what the scenario's soak found.
+	soakReport *soak.Report
+	// Status is the last polykube-status run.
+	Status *StatusRun
 }

@@ -21,6 +21,11 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/sigstore/cosign/v3/pkg/cosign"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/polykube/polykube/internal/release"
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
@@ -43,6 +48,11 @@ const RegistryReleaseVersion = "v0.0.0-testbed.1"
 // repository's root.
 const FluxOCIExample = "examples/flux-oci/polykube.yaml"
 
+// FluxOCIRepository is the name of FluxOCIExample's OCIRepository.
+const FluxOCIRepository = "polykube"
+
+var ociRepositoryGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "OCIRepository"}
+
 // operatorContainer is the operator's container in gitops/operator's Deployment.
 const operatorContainer = "operator"
 
@@ -50,8 +60,40 @@ const operatorContainer = "operator"
 type registryRelease struct {
 	dist     string
 	manifest release.Manifest
+	// trustedKey is the PEM public key the clusters verify the release with (the Secret the
+	// OCIRepository's spec.verify names); the release was signed with its private half unless
+	// signedByOther.
+	trustedKey    []byte
+	signedByOther bool
 	// installed are the clusters whose operator Kustomization reads the release.
 	installed []string
+	// before is, per cluster pointed at the release, the operator it ran until then.
+	before map[string]operatorRun
+}
+
+// operatorRun is what a cluster's operator runs: the container of its Deployment, the binary
+// the test bed runs for it, and the revision Flux last applied of it.
+type operatorRun struct {
+	image, binary, appliedRevision string
+	args                           []string
+}
+
+// CosignKeySecret is the Secret of the public key that verifies the release, as
+// FluxOCIExample's OCIRepository names it in spec.verify.secretRef.
+const CosignKeySecret = "polykube-cosign"
+
+// newCosignKey writes a cosign key pair into dir, as `cosign generate-key-pair` does, and returns
+// the private key's path and the public key's PEM.
+func newCosignKey(dir, password string) (string, []byte, error) {
+	keys, err := cosign.GenerateKeyPair(func(bool) ([]byte, error) { return []byte(password), nil })
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(dir, "cosign.key")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	return path, keys.PublicBytes, os.WriteFile(path, keys.PrivateBytes, 0o600)
 }
 
 func (sc *Scenario) registryAddr() (string, error) {
@@ -64,8 +106,11 @@ func (sc *Scenario) registryAddr() (string, error) {
 
 // PublishRelease builds a release of this tree for linux on this machine's architecture (the
 // one platform the bed runs; `make release` builds amd64 and arm64), with its image named in
-// the test bed's registry, and pushes it there as `make publish REGISTRY=… INSECURE=1` does.
-func (sc *Scenario) PublishRelease(ctx context.Context) error {
+// the test bed's registry, signed with a cosign key made for the scenario (make release
+// SIGN_KEY=…), and pushes it there as `make publish REGISTRY=… INSECURE=1` does. The clusters
+// trust that key. With signedByOther, the release is signed by another key the clusters do
+// not trust, as an artifact pushed by someone else would be.
+func (sc *Scenario) PublishRelease(ctx context.Context, signedByOther bool) error {
 	addr, err := sc.registryAddr()
 	if err != nil {
 		return err
@@ -79,14 +124,26 @@ func (sc *Scenario) PublishRelease(ctx context.Context) error {
 		return err
 	}
 	sc.OnTeardown("remove the scenario's release", func(context.Context) error { return os.RemoveAll(dist) })
+	const password = "testbed"
+	signKey, trusted, err := newCosignKey(filepath.Join(dist, "keys", "trusted"), password)
+	if err != nil {
+		return fmt.Errorf("make the scenario's cosign key: %w", err)
+	}
+	if signedByOther {
+		if signKey, _, err = newCosignKey(filepath.Join(dist, "keys", "other"), password); err != nil {
+			return fmt.Errorf("make another cosign key: %w", err)
+		}
+	}
 	var out bytes.Buffer
 	platform := release.Platform{OS: "linux", Arch: runtime.GOARCH}
 	if _, err := release.Build(ctx, release.Options{
-		Version: RegistryReleaseVersion, Dist: dist, RepoRoot: root, Repository: addr + "/polykube/operator",
-		ImagePlatforms: []release.Platform{platform}, CLIPlatforms: []release.Platform{platform}, Out: &out,
+		Version: RegistryReleaseVersion, Dist: filepath.Join(dist, "release"), RepoRoot: root, Repository: addr + "/polykube/operator",
+		ImagePlatforms: []release.Platform{platform}, CLIPlatforms: []release.Platform{platform},
+		SignKey: signKey, SignKeyPassword: []byte(password), Out: &out,
 	}); err != nil {
 		return fmt.Errorf("build the release: %w\n%s", err, out.String())
 	}
+	dist = filepath.Join(dist, "release")
 	if err := release.Publish(ctx, release.PublishOptions{Dist: dist, Registry: addr, Insecure: true, Out: &out}); err != nil {
 		return fmt.Errorf("publish the release to the test bed's registry %s: %w\n%s", addr, err, out.String())
 	}
@@ -94,7 +151,7 @@ func (sc *Scenario) PublishRelease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &registryRelease{dist: dist}
+	r := &registryRelease{dist: dist, trustedKey: trusted, signedByOther: signedByOther, before: map[string]operatorRun{}}
 	if err := json.Unmarshal(data, &r.manifest); err != nil {
 		return fmt.Errorf("read %s: %w", release.ManifestFile, err)
 	}
@@ -140,6 +197,10 @@ func (sc *Scenario) fluxOCIObjects(ctx context.Context, r *registryRelease, clus
 	if repo == nil || ks == nil {
 		return nil, nil, fmt.Errorf("%s should hold an OCIRepository and a Kustomization", FluxOCIExample)
 	}
+	if secret, _, _ := unstructured.NestedString(repo.Object, "spec", "verify", "secretRef", "name"); repo.GetName() != FluxOCIRepository || secret != CosignKeySecret {
+		return nil, nil, fmt.Errorf("%s names its OCIRepository %s and its verify Secret %q; the scenario expects %s verified with the Secret %s: keep them equal",
+			FluxOCIExample, repo.GetName(), secret, FluxOCIRepository, CosignKeySecret)
+	}
 	if ks.GetName() != gitrepo.OperatorKustomization || ks.GetNamespace() != testbed.FluxNamespace {
 		// The same Kustomization then moves from Git to the artifact, keeping its inventory:
 		// a second one would fight the first over every object.
@@ -167,20 +228,42 @@ func (sc *Scenario) fluxOCIObjects(ctx context.Context, r *registryRelease, clus
 	return repo, ks, nil
 }
 
-// InstallFromRegistry applies FluxOCIExample to the cluster: its operator Kustomization moves
-// from the test bed's Git repository to the release's artifact in the registry. It waits until
-// Flux applied the artifact's revision. The teardown moves it back to Git and the cluster
-// back to the run's own operator.
+// InstallFromRegistry applies FluxOCIExample to the cluster (PointAtRelease) and waits until
+// Flux verified the artifact's signature and applied its revision.
 func (sc *Scenario) InstallFromRegistry(ctx context.Context, cluster string) error {
+	if err := sc.PointAtRelease(ctx, cluster); err != nil {
+		return err
+	}
+	r, c, err := sc.releaseAndClient(cluster)
+	if err != nil {
+		return err
+	}
+	want := r.manifest.Version + "@" + r.manifest.Gitops.Digest
+	return Await(ctx, sc.Config.Wait(WaitDelivery), fmt.Sprintf("Flux in cluster %q to apply the release's artifact %s", cluster, want), func(ctx context.Context) error {
+		return kustomizationApplied(ctx, c, gitrepo.OperatorKustomization, want)
+	})
+}
+
+func (sc *Scenario) releaseAndClient(cluster string) (*registryRelease, client.Client, error) {
 	r, err := sc.publishedRelease()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := sc.Clients.Admin(cluster)
+	return r, c, err
+}
+
+// PointAtRelease applies FluxOCIExample to the cluster as a user does: the Secret of the
+// public key the release is verified with, and the OCIRepository and Kustomization, the
+// operator Kustomization moving from the test bed's Git repository to the release's artifact.
+// It records what the cluster's operator ran until then. The teardown moves it back to Git
+// and the cluster back to the run's own operator.
+func (sc *Scenario) PointAtRelease(ctx context.Context, cluster string) error {
+	r, c, err := sc.releaseAndClient(cluster)
 	if err != nil {
 		return err
 	}
 	repo, ks, err := sc.fluxOCIObjects(ctx, r, cluster)
-	if err != nil {
-		return err
-	}
-	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return err
 	}
@@ -189,10 +272,26 @@ func (sc *Scenario) InstallFromRegistry(ctx context.Context, cluster string) err
 	if err := c.Get(ctx, client.ObjectKeyFromObject(ks), current); err != nil {
 		return fmt.Errorf("get the operator Kustomization of cluster %q: %w", cluster, err)
 	}
+	before, err := sc.operatorRunning(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	r.before[cluster] = before
 	gitSpec, _, _ := unstructured.NestedMap(current.Object, "spec")
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: repo.GetNamespace(), Name: CosignKeySecret},
+		Data:       map[string][]byte{release.PublicKeyFile: r.trustedKey},
+	}
 	sc.OnTeardown("move cluster "+cluster+"'s operator Kustomization back to Git", func(ctx context.Context) error {
-		return sc.restoreGitOperator(ctx, cluster, gitSpec, repo)
+		err := sc.restoreGitOperator(ctx, cluster, gitSpec, repo)
+		if derr := c.Delete(ctx, secret); derr != nil && !apierrors.IsNotFound(derr) {
+			err = errors.Join(err, derr)
+		}
+		return err
 	})
+	if err := c.Create(ctx, secret); err != nil {
+		return fmt.Errorf("create the Secret %s/%s of the release's public key in cluster %q: %w", secret.Namespace, secret.Name, cluster, err)
+	}
 	if err := c.Create(ctx, repo); err != nil {
 		return fmt.Errorf("create OCIRepository %s/%s in cluster %q: %w", repo.GetNamespace(), repo.GetName(), cluster, err)
 	}
@@ -201,10 +300,131 @@ func (sc *Scenario) InstallFromRegistry(ctx context.Context, cluster string) err
 		return fmt.Errorf("point the operator Kustomization of cluster %q at the release's artifact: %w", cluster, err)
 	}
 	r.installed = append(r.installed, cluster)
-	want := r.manifest.Version + "@" + r.manifest.Gitops.Digest
-	return Await(ctx, sc.Config.Wait(WaitDelivery), fmt.Sprintf("Flux in cluster %q to apply the release's artifact %s", cluster, want), func(ctx context.Context) error {
-		return kustomizationApplied(ctx, c, ks.GetName(), want)
+	return nil
+}
+
+// operatorRunning is what the cluster's operator runs now.
+func (sc *Scenario) operatorRunning(ctx context.Context, cluster string) (operatorRun, error) {
+	c, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return operatorRun{}, err
+	}
+	ctr, err := sc.appliedOperatorContainer(ctx, cluster)
+	if err != nil {
+		return operatorRun{}, err
+	}
+	ob, err := sc.operatorBinaries()
+	if err != nil {
+		return operatorRun{}, err
+	}
+	bin, _ := ob.OperatorBinary(cluster)
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: gitrepo.OperatorKustomization}, ks); err != nil {
+		return operatorRun{}, fmt.Errorf("get the operator Kustomization of cluster %q: %w", cluster, err)
+	}
+	applied, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
+	return operatorRun{image: ctr.Image, args: ctr.Args, binary: bin, appliedRevision: applied}, nil
+}
+
+// ociRepositoryCondition is the status, reason and message of a condition of the release's
+// OCIRepository in the cluster.
+func (sc *Scenario) ociRepositoryCondition(ctx context.Context, c client.Client, cluster, condition string) (string, string, string, error) {
+	repo := &unstructured.Unstructured{}
+	repo.SetGroupVersionKind(ociRepositoryGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: FluxOCIRepository}, repo); err != nil {
+		return "", "", "", fmt.Errorf("get OCIRepository %s/%s in cluster %q: %w", testbed.FluxNamespace, FluxOCIRepository, cluster, err)
+	}
+	conds, _, _ := unstructured.NestedSlice(repo.Object, "status", "conditions")
+	for _, co := range conds {
+		m, _ := co.(map[string]any)
+		if m["type"] == condition {
+			st, _ := m["status"].(string)
+			re, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			return st, re, msg, nil
+		}
+	}
+	return "Unknown", "NoCondition", "no " + condition + " condition yet", nil
+}
+
+// CheckArtifactVerified checks that Flux verified the cosign signature of the artifact it
+// applied in the cluster (the OCIRepository's SourceVerified condition).
+func (sc *Scenario) CheckArtifactVerified(ctx context.Context, cluster string) error {
+	_, c, err := sc.releaseAndClient(cluster)
+	if err != nil {
+		return err
+	}
+	st, reason, msg, err := sc.ociRepositoryCondition(ctx, c, cluster, sourcev1.SourceVerifiedCondition)
+	if err != nil {
+		return err
+	}
+	if st != "True" {
+		return fmt.Errorf("Flux in cluster %q did not verify the release's signature: %s %s: %s", cluster, st, reason, msg)
+	}
+	return nil
+}
+
+// AwaitReleaseRefused waits until Flux in the cluster refuses the release's artifact because
+// its signature does not verify (the OCIRepository Ready=False, reason VerificationError),
+// then checks, over the hold wait, that the operator Kustomization never applied it.
+func (sc *Scenario) AwaitReleaseRefused(ctx context.Context, cluster string) error {
+	r, c, err := sc.releaseAndClient(cluster)
+	if err != nil {
+		return err
+	}
+	if err := Await(ctx, sc.Config.Wait(WaitDelivery), fmt.Sprintf("Flux in cluster %q to refuse the release's artifact", cluster), func(ctx context.Context) error {
+		st, reason, msg, err := sc.ociRepositoryCondition(ctx, c, cluster, fluxmeta.ReadyCondition)
+		if err != nil {
+			return err
+		}
+		if st != "False" || reason != sourcev1.VerificationError {
+			return fmt.Errorf("OCIRepository %s is Ready %s (%s: %s), not False for %s", FluxOCIRepository, st, reason, msg, sourcev1.VerificationError)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	artifact := r.manifest.Version + "@" + r.manifest.Gitops.Digest
+	return Hold(ctx, sc.Config.Wait(WaitHold), fmt.Sprintf("the operator Kustomization of %q not to apply the refused artifact", cluster), func(ctx context.Context) error {
+		ks := &unstructured.Unstructured{}
+		ks.SetGroupVersionKind(kustomizationGVK)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: gitrepo.OperatorKustomization}, ks); err != nil {
+			return err
+		}
+		if applied, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision"); applied == artifact {
+			return fmt.Errorf("the operator Kustomization of %q applied the artifact %s, whose signature does not verify", cluster, artifact)
+		}
+		return nil
 	})
+}
+
+// CheckOperatorKept checks that the cluster's operator runs what it ran before it was pointed
+// at the release: the same Deployment image and arguments, the same binary, the same revision.
+func (sc *Scenario) CheckOperatorKept(ctx context.Context, cluster string) error {
+	r, err := sc.publishedRelease()
+	if err != nil {
+		return err
+	}
+	before, ok := r.before[cluster]
+	if !ok {
+		return fmt.Errorf("cluster %q was not pointed at the release", cluster)
+	}
+	now, err := sc.operatorRunning(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if now.image != before.image || !slices.Equal(now.args, before.args) {
+		errs = append(errs, fmt.Errorf("the operator Deployment of %q changed: image %s args %v, before %s %v", cluster, now.image, now.args, before.image, before.args))
+	}
+	if now.binary != before.binary {
+		errs = append(errs, fmt.Errorf("cluster %q runs the operator binary %s, before %s", cluster, now.binary, before.binary))
+	}
+	if now.appliedRevision != before.appliedRevision {
+		errs = append(errs, fmt.Errorf("the operator Kustomization of %q applied %s, before %s", cluster, now.appliedRevision, before.appliedRevision))
+	}
+	return errors.Join(errs...)
 }
 
 // kustomizationApplied checks that the Kustomization is Ready with the revision applied.

@@ -6,12 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,9 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
-	"github.com/polykube/polykube/testbed/meshmirror"
-	"github.com/polykube/polykube/testbed/soak"
-	"github.com/polykube/polykube/testbed/topology"
 )
 
 // Suite is what every scenario shares: the configuration, the federation and its clients.
@@ -120,65 +114,24 @@ type Scenario struct {
 	Name string
 	// Namespace is the scenario's own namespace, the same in every cluster.
 	Namespace string
-	// deletedApps are the Argo CD Applications the scenario deleted, per cluster, to create
-	// again.
-	deletedApps map[string]*unstructured.Unstructured
-	// rosterDropped says the scenario committed a roster without a member, to restore.
-	rosterDropped bool
-
 	// Workloads are the specs the scenario built, by name, as last committed or applied.
 	Workloads map[string]*polykubev1alpha1.Workload
-	// Revision is the last Git revision this scenario committed.
-	Revision string
-	// commitNumber numbers that commit among all the scenarios' commits.
-	commitNumber int
-	// gitFiles are the files of the scenario's directory in Git, by name.
-	gitFiles map[string][]byte
+	// heal undoes what the scenario changed (faults, deletions), last first, at teardown.
+	heal []namedAction
 	// clusterScoped are the cluster-scoped objects the scenario applied, to delete afterwards.
 	clusterScoped []*unstructured.Unstructured
-	// heal undoes injected faults, last first.
-	heal []namedAction
-	// partitioned are the clusters a network fault cut off from every other cluster.
-	partitioned []string
 
-	// LastApplyErr is the error of the last apply that a validation step inspects.
-	LastApplyErr error
-	// before holds per-cluster snapshots taken by steps that later assert "nothing changed".
-	before map[string]ObjectSnapshot
-
-	// deployments tracks every Deployment of every Workload seen, per cluster.
-	deployments map[string]*deploymentHistory
-	// secretValues are the values of the Secrets the scenario created.
-	secretValues []string
-	// soakReport is what the scenario's soak found.
-	soakReport *soak.Report
-
-	// Status is the last polykube-status run.
-	Status *StatusRun
-
-	// operatorOutput is what the last operator started as another member printed.
-	operatorOutput string
-	// identityRefused are the clusters where a replica refused its identity and whose operator
-	// has not restarted as itself since (that resets the pinned member's condition).
-	identityRefused []string
-	// operatorKustomizations are the specs of each cluster's operator Kustomization, saved
-	// before a step deletes or renames it.
-	operatorKustomizations map[string]map[string]any
-	// operatorKustomization is the operator Kustomization's name now ("" while deleted).
-	operatorKustomization string
-	// pods are pod UIDs remembered per cluster/workload.
-	pods map[string][]string
+	// The scenario's state by domain, each beside the steps that use it.
+	gitState                // what it committed (git.go)
+	faults       faultState // the faults in effect (faults.go)
+	meshState               // what the mesh last showed (mesh.go)
+	mistakeState            // the operator mistakes it made (mistakes.go)
+	timeline                // when things happened (failover.go)
+	observed                // what it saw and remembered of the clusters (objects.go)
 	// upgrade is the upgrade scenario's operators and recorded fleet (upgrade.go).
 	upgrade *upgrade
 	// registryRelease is the release the registry scenario published.
 	registryRelease *registryRelease
-	// marks are when things happened (a fault injected, the mesh changing, a failover
-	// done), for steps that check an order and for the figures.
-	marks map[string]time.Time
-	// mirror is the test bed's mesh mirror as a step last found it.
-	mirror *meshmirror.Status
-	// meshSource says what mirrors the endpoints on a datapath tier (Cilium, with its TTL).
-	meshSource string
 }
 
 type namedAction struct {
@@ -191,13 +144,12 @@ func (s *Suite) NewScenario(name string) *Scenario {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return &Scenario{
-		Suite:       s,
-		Name:        name,
-		Namespace:   "pk-" + hex.EncodeToString(b),
-		Workloads:   map[string]*polykubev1alpha1.Workload{},
-		gitFiles:    map[string][]byte{},
-		before:      map[string]ObjectSnapshot{},
-		deployments: map[string]*deploymentHistory{},
+		Suite:     s,
+		Name:      name,
+		Namespace: "pk-" + hex.EncodeToString(b),
+		Workloads: map[string]*polykubev1alpha1.Workload{},
+		gitState:  gitState{gitFiles: map[string][]byte{}},
+		observed:  observed{before: map[string]ObjectSnapshot{}, deployments: map[string]*deploymentHistory{}},
 	}
 }
 
@@ -302,101 +254,6 @@ func (sc *Scenario) forEachCluster(ctx context.Context, clusters []string, fn fu
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// gitDir is the scenario's directory in the repository.
-func (sc *Scenario) gitDir() string { return path.Join(sc.Fed.Git().Dir(), sc.Namespace) }
-
-// gitName is the file name of a scenario object in its directory.
-func gitName(kind, name string) string { return strings.ToLower(kind) + "-" + name + ".yaml" }
-
-// commit changes files of the scenario's directory (nil content removes one) in one commit,
-// rewriting the directory's kustomization.yaml to list exactly its files, or removing the
-// directory when no file is left. It remembers the revision.
-func (sc *Scenario) commit(ctx context.Context, message string, files map[string][]byte) error {
-	for name, data := range files {
-		if data == nil {
-			delete(sc.gitFiles, name)
-		} else {
-			sc.gitFiles[name] = data
-		}
-	}
-	dir := sc.gitDir()
-	var put map[string][]byte
-	var remove []string
-	if len(sc.gitFiles) == 0 {
-		remove = []string{dir}
-	} else {
-		put = map[string][]byte{}
-		names := sortedKeys(sc.gitFiles)
-		for _, n := range names {
-			put[path.Join(dir, n)] = sc.gitFiles[n]
-		}
-		put[path.Join(dir, "kustomization.yaml")] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + strings.Join(names, "\n  - ") + "\n")
-		for n := range files {
-			if files[n] == nil {
-				remove = append(remove, path.Join(dir, n))
-			}
-		}
-	}
-	n, err := sc.retired.commit(func(retiredDirs []string) error {
-		rev, err := sc.Fed.Git().Commit(ctx, message, put, append(remove, retiredDirs...))
-		if err != nil {
-			return fmt.Errorf("commit to Git (%s): %w", message, err)
-		}
-		sc.Revision = rev
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	sc.commitNumber = n
-	return nil
-}
-
-// AwaitDelivered waits until every named cluster's Flux has applied the scenario's last revision.
-func (sc *Scenario) AwaitDelivered(ctx context.Context, clusters []string, w topology.Wait) error {
-	if sc.Revision == "" {
-		return errors.New("the scenario has committed nothing to Git yet, so there is no revision to wait for")
-	}
-	what := fmt.Sprintf("Flux in %s to apply revision %s", strings.Join(clusters, ", "), sc.Revision)
-	err := Await(ctx, w, what, func(ctx context.Context) error {
-		var behind []string
-		for _, cl := range clusters {
-			rev, _, err := sc.Fed.Git().AppliedRevision(ctx, cl)
-			if err != nil {
-				behind = append(behind, fmt.Sprintf("%s: %v", cl, err))
-			} else if !sameRevision(rev, sc.Revision) {
-				behind = append(behind, fmt.Sprintf("%s applied %q", cl, rev))
-			}
-		}
-		if len(behind) > 0 {
-			return errors.New(strings.Join(behind, "; "))
-		}
-		return nil
-	})
-	if err != nil || len(clusters) != len(sc.Fed.Clusters()) {
-		return err
-	}
-	// Every cluster applied this commit, and so pruned what retired scenarios had in Git.
-	var errs []error
-	for _, ns := range sc.retired.pruned(sc.commitNumber) {
-		errs = append(errs, sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, _ string, c client.Client) error {
-			return deleteNamespace(ctx, c, ns)
-		}))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("clean up the namespaces of earlier scenarios: %w", err)
-	}
-	return nil
-}
-
-// sameRevision compares a Flux revision ("main@sha1:abc…") with a commit hash.
-func sameRevision(applied, commit string) bool {
-	if applied == "" || commit == "" {
-		return false
-	}
-	return applied == commit || strings.HasSuffix(applied, ":"+commit) || strings.HasSuffix(applied, "/"+commit)
 }
 
 // OtherClusters returns every cluster but the named ones.

@@ -444,8 +444,10 @@ func (sc *Scenario) AwaitWorkloadGone(ctx context.Context, workload string) erro
 	})
 }
 
-// AwaitSameAllocation waits until every cluster has processed the Workload and reports in
-// status.targets the allocation placement computes from the spec.
+// AwaitSameAllocation waits until every cluster has processed the Workload and reports the
+// allocation placement computes from the spec: its digest (status.allocation, decision 0013),
+// or every target's share (status.targets) from an operator of the previous release, and its
+// own share.
 func (sc *Scenario) AwaitSameAllocation(ctx context.Context, workload string) error {
 	w, err := sc.Workload(workload)
 	if err != nil {
@@ -480,7 +482,7 @@ func (sc *Scenario) AwaitSameAllocation(ctx context.Context, workload string) er
 	if err := wantOf(ctx); err != nil {
 		return err
 	}
-	what := fmt.Sprintf("every cluster to report the allocation %s for %q in status.targets", formatShares(want), workload)
+	what := fmt.Sprintf("every cluster to report the allocation %s for %q (status.allocation, or status.targets from the previous release)", formatShares(want), workload)
 	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		if err := wantOf(ctx); err != nil {
 			return err
@@ -490,12 +492,26 @@ func (sc *Scenario) AwaitSameAllocation(ctx context.Context, workload string) er
 			if err != nil {
 				return err
 			}
-			have := map[string]int32{}
-			for _, t := range got.Status.Targets {
-				have[t.Cluster] = t.DesiredReplicas
+			if len(got.Status.Targets) > 0 {
+				have := map[string]int32{}
+				for _, t := range got.Status.Targets {
+					have[t.Cluster] = t.DesiredReplicas
+				}
+				if !maps.Equal(have, want) {
+					return fmt.Errorf("status.targets %s", formatShares(have))
+				}
+				return nil
 			}
-			if !maps.Equal(have, want) {
-				return fmt.Errorf("status.targets %s", formatShares(have))
+			var alloc placement.Allocation
+			for c, r := range want {
+				alloc = append(alloc, placement.Share{Cluster: c, Replicas: r})
+			}
+			digest, n, ok := placement.ReportedAllocation(&got.Status)
+			if !ok || digest != placement.AllocationDigest(alloc) || n != len(want) {
+				return fmt.Errorf("status.allocation %+v, not the digest %s of %d targets", got.Status.Allocation, placement.AllocationDigest(alloc), len(want))
+			}
+			if mine, targeted := want[cl]; targeted && got.Status.DesiredReplicas != mine && got.Status.Autoscaling == nil {
+				return fmt.Errorf("status.desiredReplicas %d, not its share %d", got.Status.DesiredReplicas, mine)
 			}
 			return nil
 		})

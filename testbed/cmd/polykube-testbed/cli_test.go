@@ -95,7 +95,7 @@ func TestCommands_SayWhatIsWrong(t *testing.T) {
 	}{
 		{[]string{"fault", "stop", "dns", "a"}, `unknown fault "dns"`},
 		{[]string{"fault", "stop", "network"}, "the network fault needs a CLUSTER"},
-		{[]string{"fault", "stop", "network", "onprem-fra", "--provider", "k0s", "--dry-run"}, "only the kind provider can do, and this run's provider is k0s"},
+		{[]string{"fault", "stop", "network", "onprem-fra", "--provider", "k0s", "--dry-run"}, "fault network is not supported on provider k0s: it drops the traffic between a cluster's nodes and the other clusters' nodes, which only kind can do (the partition capability): bring the federation up with --provider kind"},
 		{[]string{"fault", "stop", "git", "a"}, "takes no cluster"},
 		{[]string{"fault", "stop", "apiserver"}, "needs a CLUSTER"},
 		{[]string{"fault", "stop"}, "accepts between 2 and 3 arg(s), received 1: use fault stop|start FAULT [CLUSTER]"},

@@ -19,7 +19,7 @@ import (
 func testbedCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newUpCmd(), newDownCmd(), newStatusCmd(), newKubeconfigCmd(), newGitCmd(),
-		newFaultCmd(), newOperatorCmd(), newLogsCmd(), newDemoCmd(), newSoakCmd(), newServeGitCmd(), newServeMeshMirrorCmd(), newServeOverlayAgentCmd(),
+		newFaultCmd(), newOperatorCmd(), newLogsCmd(), newDemoCmd(), newSoakCmd(), newServeGitCmd(), newServeMeshMirrorCmd(), newServeOverlayAgentCmd(), newOverlayKeyCmd(),
 	}
 }
 

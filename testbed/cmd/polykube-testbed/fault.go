@@ -21,22 +21,7 @@ func newFaultCmd() *cobra.Command {
 		Short: "Stop or start part of the federation; returns once the fault is in effect",
 		Long: `Stop (put a fault in effect) or start (end it) part of the federation:
 
-  apiserver CLUSTER   the cluster's control plane, its state kept. kwok: its API server
-                      process; kind (and k0s in Docker): docker stop of its node containers,
-                      so everything in the cluster stops; k0s hosts: sudo k0s stop over SSH.
-                      start waits for the API server (and on kind and k0s the operator)
-  operator CLUSTER    the cluster's operator. kwok: its process (stop kills it); kind and
-                      k0s: its Deployment scaled to 0 with Flux told to leave it so, its pods
-                      killed; start gives it its replicas back and hands it to Flux
-  flux CLUSTER        the cluster's Flux controllers (source- and kustomize-controller).
-                      kwok and existing: their processes; kind and k0s: their Deployments scaled to 0;
-                      start gives them their replicas back
-  git                 the federation's Git server
-  network CLUSTER     a network partition: every packet between the cluster's node
-                      containers and every other cluster's is dropped (iptables in the
-                      nodes), both ways; the host still reaches every API server, each side
-                      keeps serving its own endpoints. kind only (kwok has no network)
-
+` + faultHelp() + `
 Each returns once the fault is in effect: for example, stop apiserver returns when the API
 server no longer answers, start apiserver when it is ready again. On kind and k0s, --dry-run
 prints what would be done.`,
@@ -84,14 +69,43 @@ func faultArgs(_ *cobra.Command, args []string) error {
 	if action != "stop" && action != "start" {
 		return fmt.Errorf("unknown action %q: use stop or start", action)
 	}
-	if !slices.Contains(testbed.Faults, f) {
-		return testbed.UnknownFault(f)
+	k, err := testbed.KindOf(f)
+	if err != nil {
+		return err
 	}
 	switch {
-	case f == testbed.FaultGit && len(args) == 3:
-		return fmt.Errorf("the git fault takes no cluster: the Git server serves the whole federation")
-	case f != testbed.FaultGit && len(args) != 3:
-		return fmt.Errorf("the %s fault needs a CLUSTER", f)
+	case !k.PerCluster && len(args) == 3:
+		return fmt.Errorf("the %s fault takes no cluster: it stops %s, which serves the whole federation", f, k.Target(""))
+	case k.PerCluster && len(args) != 3:
+		return fmt.Errorf("the %s fault needs a CLUSTER: it stops %s", f, k.Target("CLUSTER"))
 	}
 	return nil
+}
+
+// faultHelp lists the faults of the table with their help, one block per fault, ending with
+// the providers that can have it when it needs a capability:
+//
+//	name CLUSTER        first line of its help
+//	                    next line
+func faultHelp() string {
+	const indent = 22
+	var b strings.Builder
+	for _, k := range testbed.FaultKinds {
+		head := "  " + string(k.Fault)
+		if k.PerCluster {
+			head += " CLUSTER"
+		}
+		lines := k.Help
+		if k.Needs != "" {
+			lines = append(slices.Clone(lines), fmt.Sprintf("(needs the %s capability: %s)", k.Needs, strings.Join(k.Providers(), ", ")))
+		}
+		for i, line := range lines {
+			if i == 0 {
+				fmt.Fprintf(&b, "%-*s%s\n", indent, head+" ", line)
+				continue
+			}
+			fmt.Fprintf(&b, "%s%s\n", strings.Repeat(" ", indent), line)
+		}
+	}
+	return b.String()
 }

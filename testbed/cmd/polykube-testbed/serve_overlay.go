@@ -12,8 +12,8 @@ import (
 	"github.com/polykube/polykube/testbed/overlay"
 )
 
-// newServeOverlayAgentCmd is the WireGuard agent of one node (the overlay add-on, not wired
-// into any topology yet); it is not meant to be run by hand.
+// newServeOverlayAgentCmd is the WireGuard agent of one node, which the kind provider starts
+// in each node of an isolated topology (StartOverlay); it is not meant to be run by hand.
 func newServeOverlayAgentCmd() *cobra.Command {
 	var cfg overlay.Config
 	var address, peerFile string
@@ -50,5 +50,29 @@ func newServeOverlayAgentCmd() *cobra.Command {
 	_ = cmd.MarkFlagRequired("node-state-dir")
 	_ = cmd.MarkFlagRequired("address")
 	_ = cmd.MarkFlagRequired("peers")
+	return cmd
+}
+
+// newOverlayKeyCmd makes the node's WireGuard key pair (or reads the one it has) and prints
+// the public key: the test bed runs it in each node before the agent, to collect the public
+// keys the peer lists need; the private key stays in the node's state directory.
+func newOverlayKeyCmd() *cobra.Command {
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:    "overlay-key",
+		Short:  "Make this node's WireGuard key pair unless it has one, and print its public key",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			key, err := overlay.LoadOrCreateKey(stateDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), key.PublicKey().String())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "node-state-dir", "", "directory of the node's private key (made 0600 on first run)")
+	_ = cmd.MarkFlagRequired("node-state-dir")
 	return cmd
 }

@@ -95,47 +95,21 @@ func recordedState(dir string) (*State, error) {
 	return testbed.ReadRecorded[State](statePath(dir))
 }
 
-// Stop puts a fault in effect: apiserver stops the cluster's node containers (everything in
-// the cluster stops with it), operator scales its Deployment to zero with Flux told to leave
-// it so, flux scales the cluster's Flux controllers to zero, git stops the tier's Git server.
-// Each is announced on a status line.
+// Stop puts a fault in effect (see faults), announced on a status line.
 func (b *Bed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
-	var fn func() error
-	switch f {
-	case testbed.FaultAPIServer:
-		fn = func() error { return b.StopAPIServer(ctx, cluster) }
-	case testbed.FaultOperator:
-		fn = func() error { return b.StopOperator(ctx, cluster) }
-	case testbed.FaultFlux:
-		fn = func() error { return b.StopFlux(ctx, cluster) }
-	case testbed.FaultGit:
-		fn = func() error { return b.StopGit(ctx) }
-	case testbed.FaultNetwork:
-		fn = func() error { return b.Partition(ctx, cluster) }
-	default:
-		return testbed.UnknownFault(f)
-	}
-	return b.env.Step(faultStep("stop", f, cluster), fn)
+	return b.env.Step(faultStep("stop", f, cluster), func() error { return faults.Inject(ctx, b, b.faultRun(), true, f, cluster) })
 }
 
 // Start ends a fault (see Stop).
 func (b *Bed) Start(ctx context.Context, f testbed.Fault, cluster string) error {
-	var fn func() error
-	switch f {
-	case testbed.FaultAPIServer:
-		fn = func() error { return b.StartAPIServer(ctx, cluster) }
-	case testbed.FaultOperator:
-		fn = func() error { return b.StartOperator(ctx, cluster) }
-	case testbed.FaultFlux:
-		fn = func() error { return b.StartFlux(ctx, cluster) }
-	case testbed.FaultGit:
-		fn = func() error { return b.StartGit(ctx) }
-	case testbed.FaultNetwork:
-		fn = func() error { return b.HealPartition(ctx, cluster) }
-	default:
-		return testbed.UnknownFault(f)
-	}
-	return b.env.Step(faultStep("start", f, cluster), fn)
+	return b.env.Step(faultStep("start", f, cluster), func() error { return faults.Inject(ctx, b, b.faultRun(), false, f, cluster) })
+}
+
+func (b *Bed) faultRun() testbed.FaultRun {
+	return testbed.FaultRun{Provider: b.prov.Name(), Cluster: func(name string) error {
+		_, err := b.env.Member(name)
+		return err
+	}}
 }
 
 func faultStep(action string, f testbed.Fault, cluster string) string {

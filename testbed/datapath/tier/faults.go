@@ -20,6 +20,7 @@ import (
 	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -27,6 +28,23 @@ import (
 // What the scenario harness needs of a run beyond Up and Down: whether one was left behind,
 // the operator's names, and the faults it injects into an operator and the Git server. (The
 // API server fault is the provider's Stop and Start.)
+
+func init() { testbed.RegisterInjectors(provider.AddonsInCluster, faults.Faults()) }
+
+// faults are the in-cluster bed's injectors: apiserver stops the cluster's node containers
+// (everything in the cluster stops with it), operator scales its Deployment to zero with Flux
+// told to leave it so, flux scales the cluster's Flux controllers to zero, git stops the bed's
+// Git server, network partitions the cluster's nodes from the others'.
+var faults = testbed.Injectors[*Bed]{
+	testbed.FaultAPIServer: {Stop: (*Bed).StopAPIServer, Start: (*Bed).StartAPIServer},
+	testbed.FaultOperator:  {Stop: (*Bed).StopOperator, Start: (*Bed).StartOperator},
+	testbed.FaultFlux:      {Stop: (*Bed).StopFlux, Start: (*Bed).StartFlux},
+	testbed.FaultGit: {
+		Stop:  func(b *Bed, ctx context.Context, _ string) error { return b.StopGit(ctx) },
+		Start: func(b *Bed, ctx context.Context, _ string) error { return b.StartGit(ctx) },
+	},
+	testbed.FaultNetwork: {Stop: (*Bed).Partition, Start: (*Bed).HealPartition},
+}
 
 // Annotations the test bed sets on an operator Deployment it stopped.
 const (

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
@@ -70,7 +69,8 @@ func (b *Bed) eachPeer(ctx context.Context, cluster string, fn func(provider.Par
 	}
 	p, ok := b.prov.(provider.Partitioner)
 	if !ok {
-		return testbed.ErrNoNetwork(b.prov.Name())
+		return fmt.Errorf("provider %s claims the %s capability but cannot cut its clusters' networks (a test-bed bug: it must implement provider.Partitioner): %w",
+			b.prov.Name(), provider.CapabilityPartition, provider.ErrNotSupported)
 	}
 	var errs []error
 	for _, m := range b.env.Members {

@@ -121,6 +121,10 @@ type Bed struct {
 	procs proc.Dir
 	host  host
 
+	// overlayMTU is the WireGuard interface's MTU on an isolated topology (Cilium's MTU), set
+	// once the overlay is up; 0 otherwise.
+	overlayMTU int
+
 	// opConfigs are the operator configurations OperatorConfig issued, per cluster.
 	opMu      sync.Mutex
 	opConfigs map[string]*rest.Config
@@ -379,6 +383,7 @@ func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 		{What: "Checking that the clusters have no Flux or Polykube of their own", Run: func() error { return b.checkNothingInstalled(ctx) }, Skip: owned},
 		{What: "Building the Polykube image " + datapath.Image, Run: func() error { return b.buildImage(ctx) }},
 		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }, Skip: !canLoad},
+		{What: "Starting the WireGuard overlay on every node (network: isolated)", Run: func() error { return b.startOverlay(ctx) }, Skip: !top.Isolated()},
 		{What: "Installing Cilium " + datapath.CiliumVersion + " with Helm", Run: func() error {
 			opts, err := b.ciliumOptions(ctx)
 			if err != nil {
@@ -489,7 +494,7 @@ func (b *Bed) ciliumOptions(ctx context.Context) (func(datapath.Member) datapath
 	}
 	return func(m datapath.Member) datapath.CiliumOptions {
 		o := datapath.CiliumOptions{Images: images, KubeProxyReplacement: b.kubeProxyReplacement(),
-			MissingCapabilities: b.host.missingCaps, CA: ca}
+			MissingCapabilities: b.host.missingCaps, CA: ca, MTU: b.overlayMTU}
 		for _, p := range b.env.Members {
 			if p.Name != m.Name {
 				o.Peers = append(o.Peers, peers[p.Name])

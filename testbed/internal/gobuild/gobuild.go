@@ -44,6 +44,16 @@ func FindRoot(dir string) (string, error) {
 // Build builds the main package pkg (relative, e.g. "./operator") of the checkout at root
 // into outDir and returns the binary's path, reusing an earlier build of the same content.
 func Build(ctx context.Context, root, pkg, outDir string) (string, error) {
+	return build(ctx, root, pkg, outDir, "", nil)
+}
+
+// BuildStatic is Build with cgo off: a binary that runs where the host's C library is not, such
+// as in a kind node.
+func BuildStatic(ctx context.Context, root, pkg, outDir string) (string, error) {
+	return build(ctx, root, pkg, outDir, "-static", []string{"CGO_ENABLED=0"})
+}
+
+func build(ctx context.Context, root, pkg, outDir, suffix string, env []string) (string, error) {
 	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(pkg), "main.go")); err != nil {
 		return "", fmt.Errorf("build %s: no main package in %s (%v)", pkg, filepath.Join(root, pkg), err)
 	}
@@ -52,7 +62,7 @@ func Build(ctx context.Context, root, pkg, outDir string) (string, error) {
 		return "", err
 	}
 	name := filepath.Base(filepath.FromSlash(pkg))
-	out := filepath.Join(outDir, name+"-"+sum[:16])
+	out := filepath.Join(outDir, name+"-"+sum[:16]+suffix)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -60,7 +70,7 @@ func Build(ctx context.Context, root, pkg, outDir string) (string, error) {
 		return "", err
 	}
 	tmp := out + ".tmp"
-	if _, err := (shell.Cmd{Path: "go", Args: []string{"build", "-o", tmp, pkg}, Dir: root}).Run(ctx); err != nil {
+	if _, err := (shell.Cmd{Path: "go", Args: []string{"build", "-o", tmp, pkg}, Dir: root, Env: env}).Run(ctx); err != nil {
 		return "", fmt.Errorf("build %s: %w", pkg, err)
 	}
 	return out, os.Rename(tmp, out)

@@ -101,7 +101,7 @@ func (p *Provider) Capabilities() []provider.Capability { return Capabilities }
 
 // Capabilities are what every cluster of this provider can do, known before one exists (the
 // bed registration carries them, so a scenario runner can plan without bringing anything up).
-var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath}
+var Capabilities = []provider.Capability{provider.CapabilityCreate, provider.CapabilityStopStart, provider.CapabilityDatapath, provider.CapabilityPartition}
 
 // Context is the kubeconfig context kind writes for a cluster.
 func Context(name string) string { return "kind-" + name }
@@ -197,17 +197,24 @@ func (p *Provider) Create(ctx context.Context, c topology.Cluster) (*provider.Cl
 		if err := os.MkdirAll(filepath.Dir(out.Kubeconfig), 0o755); err != nil {
 			return nil, err
 		}
-		err := p.kind.Create(c.Name,
-			kindcluster.CreateWithV1Alpha4Config(cfg),
-			kindcluster.CreateWithKubeconfigPath(out.Kubeconfig),
-			kindcluster.CreateWithDisplayUsage(false),
-			kindcluster.CreateWithDisplaySalutation(false),
-		)
+		err := p.createOnNetwork(c.Name, func() error {
+			return p.kind.Create(c.Name,
+				kindcluster.CreateWithV1Alpha4Config(cfg),
+				kindcluster.CreateWithKubeconfigPath(out.Kubeconfig),
+				kindcluster.CreateWithDisplayUsage(false),
+				kindcluster.CreateWithDisplaySalutation(false),
+			)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("create kind cluster %s: %w (is Docker running? `polykube-testbed up --dry-run` shows the config)", c.Name, err)
 		}
 	} else if err := p.writeKubeconfig(c.Name); err != nil {
 		return nil, err
+	}
+	if p.isolated() {
+		if err := p.JoinInternet(ctx, c.Name); err != nil {
+			return nil, err
+		}
 	}
 	rc, err := out.RESTConfig()
 	if err != nil {
@@ -246,6 +253,7 @@ func (p *Provider) Delete(_ context.Context, name string) error {
 	if err := p.kind.Delete(name, p.KubeconfigPath(name)); err != nil {
 		return fmt.Errorf("delete kind cluster %s: %w", name, err)
 	}
+	p.deleteNetworks(context.Background(), name)
 	return os.RemoveAll(filepath.Join(p.opts.Dir, name))
 }
 
@@ -438,20 +446,28 @@ func (p *Provider) APIServerEndpoint(name string) (string, int) {
 // network: where the other clusters' Cilium agents reach its clustermesh-apiserver NodePort.
 // Docker may give a restarted container another address, so ask again after a Start.
 func (p *Provider) NodeAddresses(ctx context.Context, name string) ([]string, error) {
+	network := ClusterNetwork(p.opts.Topology, name)
 	out, err := p.o.Runner.Run(ctx, execx.Command("docker", "inspect", "--format",
-		`{{with index .NetworkSettings.Networks "kind"}}{{.IPAddress}}{{end}}`, ControlPlane(name)))
+		fmt.Sprintf(`{{with index .NetworkSettings.Networks %q}}{{.IPAddress}}{{end}}`, network), ControlPlane(name)))
 	if err != nil {
-		return nil, fmt.Errorf("find the address of %s on the kind network: %w", ControlPlane(name), err)
+		return nil, fmt.Errorf("find the address of %s on the %s network: %w", ControlPlane(name), network, err)
 	}
 	ip := strings.TrimSpace(string(out))
 	if p.o.Runner.DryRun() && ip == "" {
 		ip = "<" + ControlPlane(name) + " address>"
 	}
 	if ip == "" {
-		return nil, fmt.Errorf("%s has no address on the kind network (is it running? docker start %s)", ControlPlane(name), ControlPlane(name))
+		return nil, fmt.Errorf("%s has no address on the %s network (is it running? docker start %s)", ControlPlane(name), network, ControlPlane(name))
 	}
 	return []string{ip}, nil
 }
 
-// DockerNetwork is the Docker network kind puts every node on.
-func (p *Provider) DockerNetwork() string { return "kind" }
+// DockerNetwork is the Docker network kind puts every node on; in an isolated topology, the
+// first cluster's own network (the Git server listens on its gateway, an address of this host
+// which the other clusters' nodes reach through their own gateways as the host's).
+func (p *Provider) DockerNetwork() string {
+	if p.isolated() && len(p.opts.Topology.Clusters) > 0 {
+		return ClusterNetwork(p.opts.Topology, p.opts.Topology.Clusters[0].Name)
+	}
+	return "kind"
+}

@@ -21,14 +21,20 @@ var _ provider.Partitioner = (*Provider)(nil)
 // and receives them through the stack).
 const PartitionChain = "POLYKUBE-PARTITION"
 
-// node is a node container and its addresses on the kind network.
+// node is a node container and its addresses on the kind network; in an isolated topology,
+// its address on the internet network (what the overlay's UDP crosses) and, as probe, its
+// overlay address.
 type node struct {
 	name, ipv4, ipv6 string
+	// probe is the address reaches connects to, when not ipv4 or ipv6.
+	probe string
 }
 
 // Partition implements provider.Partitioner: in every node of a, the traffic from and to the
 // addresses of b's nodes is dropped, and in every node of b that of a's; it returns once a's
-// control plane no longer reaches b's API server port. The host is not a node: it still
+// control plane no longer reaches b's API server port. In an isolated topology the addresses
+// are the nodes' internet addresses, so what is cut is the overlay between a and b (its UDP),
+// and the API server port is probed at b's overlay address. The host is not a node: it still
 // reaches both API servers, and both clusters still reach the host (the Git server).
 //
 // The rules name the addresses the nodes have now. A node restarted during a partition may
@@ -48,11 +54,11 @@ func (p *Provider) partition(ctx context.Context, a, b string, cut bool) error {
 	if a == b {
 		return fmt.Errorf("a partition needs two different clusters, got %s twice", a)
 	}
-	na, err := p.nodes(a)
+	na, err := p.nodes(ctx, a)
 	if err != nil {
 		return err
 	}
-	nb, err := p.nodes(b)
+	nb, err := p.nodes(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -97,7 +103,7 @@ func (p *Provider) partition(ctx context.Context, a, b string, cut bool) error {
 }
 
 // nodes lists a cluster's node containers with their addresses (placeholders in a dry run).
-func (p *Provider) nodes(cluster string) ([]node, error) {
+func (p *Provider) nodes(ctx context.Context, cluster string) ([]node, error) {
 	if p.o.Runner.DryRun() {
 		names, err := p.NodeNames(cluster)
 		if err != nil {
@@ -112,6 +118,9 @@ func (p *Provider) nodes(cluster string) ([]node, error) {
 	ns, err := p.listNodes(cluster)
 	if err != nil {
 		return nil, err
+	}
+	if p.isolated() {
+		return p.isolatedNodes(ctx, cluster, ns)
 	}
 	out := make([]node, 0, len(ns))
 	for _, n := range ns {
@@ -128,7 +137,10 @@ func (p *Provider) nodes(cluster string) ([]node, error) {
 // reaches reports whether a TCP connection from node from to the API server port of node to
 // opens within two seconds (bash's /dev/tcp, which kind's node image has).
 func (p *Provider) reaches(ctx context.Context, from, to node) bool {
-	addr := to.ipv4
+	addr := to.probe
+	if addr == "" {
+		addr = to.ipv4
+	}
 	if addr == "" {
 		addr = to.ipv6
 	}

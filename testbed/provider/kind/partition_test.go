@@ -31,8 +31,17 @@ case $op in
   -A|-I) echo "$line" >> "$f" ;;
   -D) grep -qxF "$line" "$f" || exit 1
       awk -v l="$line" '$0 == l && !done { done = 1; next } { print }' "$f" > "$f.new" && mv "$f.new" "$f" ;;
+  -F) awk -v p="$t $chain " 'index($0, p) != 1' "$f" > "$f.new" && mv "$f.new" "$f" ;;
+  -L) ;;
   *) echo "fake iptables: unexpected $op" >&2; exit 2 ;;
 esac
+`
+
+// fakeIP answers `ip -o -4 addr show` as a kind node on two networks would.
+const fakeIP = `#!/bin/sh
+echo "1: lo    inet 127.0.0.1/8 scope host lo"
+echo "42: eth0    inet 172.19.0.2/16 brd 172.19.255.255 scope global eth0"
+echo "44: eth1    inet 172.30.0.3/16 brd 172.30.255.255 scope global eth1"
 `
 
 func runScript(t *testing.T, state, script string) {
@@ -45,6 +54,9 @@ func runScript(t *testing.T, state, script string) {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(fakeIptables), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "ip"), []byte(fakeIP), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "IPT_STATE="+state)
