@@ -130,11 +130,15 @@ say "image bundle: ${pod_images[*]}"
 docker save --output "$work/images/polykube-k0s-node.tar" "${pod_images[@]}"
 
 # runc is Debian's (/usr/sbin/runc), found on PATH; the node's own containerd 1.6 is not used.
+# k0s stages xtables-legacy-multi and xtables-nft-multi into its bin directory and links
+# iptables, iptables-save, ... there to the one the host uses, by a relative name: without its
+# embedded copies those links would dangle, so Debian's are linked into the bin directory.
 cat >"$work/Dockerfile" <<EOF
 FROM $base
 COPY k0s /usr/local/bin/k0s
 COPY bin/ /var/lib/k0s/bin/
 COPY images/ /var/lib/k0s/images/
+RUN ln -s /usr/sbin/xtables-legacy-multi /usr/sbin/xtables-nft-multi /var/lib/k0s/bin/
 ENTRYPOINT ["/usr/local/bin/entrypoint"]
 CMD ["k0s", "controller", "--enable-worker", "--no-taints"]
 EOF
