@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -78,6 +79,37 @@ func TestK0sConfig_LocalImagesAndCgroupV1(t *testing.T) {
 
 	_, err = K0sConfig(c, ConfigOptions{PodImages: &PodImages{KubeProxy: "localhost:5000/kube-proxy", CoreDNS: "a:1", Pause: "b:2"}})
 	g.Expect(err).To(MatchError(ContainSubstring(`image "localhost:5000/kube-proxy" has no tag`)))
+}
+
+// k0s itself accepts every configuration the provider writes (`k0s config validate`): the
+// default one, with kube-proxy, and with local images on a cgroup v1 host. It needs a k0s
+// binary of the pinned version, as the k0s node image does: POLYKUBE_K0S_BIN (built from source
+// with `POLYKUBE_K0S_SRC=<checkout> scripts/images/k0s-node.sh --k0s-only`).
+func TestK0sConfig_K0sValidates(t *testing.T) {
+	bin := os.Getenv("POLYKUBE_K0S_BIN")
+	if bin == "" {
+		t.Skip("POLYKUBE_K0S_BIN is not set: set it to a k0s " + datapath.K0sVersion + " binary to have k0s validate the configurations")
+	}
+	g := NewWithT(t)
+	out, err := exec.Command(bin, "version").Output()
+	g.Expect(err).NotTo(HaveOccurred(), "%s version", bin)
+	g.Expect(string(bytes.TrimSpace(out))).To(Equal(datapath.K0sVersion), "POLYKUBE_K0S_BIN is not the pinned k0s")
+	c := k0sTopology().Clusters[0]
+	for name, o := range map[string]ConfigOptions{
+		"default":    {SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)}},
+		"kube-proxy": {KubeProxy: true},
+		"local images, cgroup v1": {CgroupV1: true, PodImages: &PodImages{KubeProxy: datapath.LocalKubeProxyImage,
+			CoreDNS: datapath.LocalCoreDNSImage, Pause: datapath.LocalPauseImage}},
+	} {
+		cfg, err := K0sConfig(c, o)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		data, err := Marshal(cfg)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		cmd := exec.Command(bin, "config", "validate", "--config", "-")
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), "k0s rejects the %s configuration:\n%s\n%s", name, out, data)
+	}
 }
 
 func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
