@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
@@ -27,7 +28,13 @@ func Image(k0sVersion string) string {
 }
 
 // dockerBackend runs each cluster as one k0s container (controller and worker) on Network.
-type dockerBackend struct{ p *Provider }
+type dockerBackend struct {
+	p *Provider
+	// network serializes the creation of Network: Docker checks the name and creates the
+	// network in two steps, so clusters created at once would make one network each, all of
+	// that name, which `docker run --network` then refuses as ambiguous.
+	network sync.Mutex
+}
 
 func (d *dockerBackend) apiServerEndpoint(name string) (string, int) {
 	return ContainerName(name), APIServerPort
@@ -74,6 +81,16 @@ func DockerRunArgs(name, configPath, image string, cgroupV1 bool) []string {
 	}
 }
 
+// createNetwork creates Network unless it exists, one cluster at a time.
+func (d *dockerBackend) createNetwork(ctx context.Context) error {
+	d.network.Lock()
+	defer d.network.Unlock()
+	if out, err := d.p.run(ctx, "docker", "network", "create", Network); err != nil && !strings.Contains(string(out), "already exists") {
+		return fmt.Errorf("create the Docker network %s: %w", Network, err)
+	}
+	return nil
+}
+
 func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminKubeconfig, error) {
 	p := d.p
 	cfg, err := K0sConfig(c, ConfigOptions{KubeProxy: p.o.KubeProxy, SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)},
@@ -89,8 +106,8 @@ func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminK
 	if err := p.writeFile(configPath, data); err != nil {
 		return nil, err
 	}
-	if out, err := p.run(ctx, "docker", "network", "create", Network); err != nil && !strings.Contains(string(out), "already exists") {
-		return nil, fmt.Errorf("create the Docker network %s: %w", Network, err)
+	if err := d.createNetwork(ctx); err != nil {
+		return nil, err
 	}
 	exists, err := d.exists(ctx, c.Name)
 	if err != nil {

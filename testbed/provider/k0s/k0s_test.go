@@ -3,10 +3,13 @@ package k0s
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/clientcmd"
@@ -256,4 +259,53 @@ users:
 	g.Expect(string(cfg.AuthInfos["k0s-onprem-fra"].ClientKeyData)).To(Equal("KEY"))
 
 	g.Expect(p.saveKubeconfig("onprem-fra", []byte("apiVersion: v1\nkind: Config\n"), "")).To(MatchError(ContainSubstring("no current context")))
+}
+
+// racyDocker answers `docker network create` as Docker does: it checks the name, then creates,
+// not atomically, so concurrent creates of one name make several networks of that name (and
+// `docker run --network NAME` then fails: "network NAME is ambiguous"). Every other command
+// fails, which ends Create after the network step.
+type racyDocker struct {
+	mu       sync.Mutex
+	networks int
+}
+
+func (d *racyDocker) Run(_ context.Context, c execx.Cmd) ([]byte, error) {
+	if c.Path == "docker" && len(c.Args) == 3 && c.Args[0] == "network" && c.Args[1] == "create" {
+		d.mu.Lock()
+		exists := d.networks > 0
+		d.mu.Unlock()
+		if exists {
+			return []byte("Error response from daemon: network with name " + c.Args[2] + " already exists"), errors.New("exit status 1")
+		}
+		time.Sleep(20 * time.Millisecond)
+		d.mu.Lock()
+		d.networks++
+		d.mu.Unlock()
+		return []byte("0123456789ab\n"), nil
+	}
+	return nil, errors.New("not in this test")
+}
+func (d *racyDocker) DryRun() bool             { return false }
+func (d *racyDocker) Note(string, ...any) bool { return true }
+
+// The clusters are created at once (the tier starts them together): the Docker network they
+// share is created once, not once per cluster (first run on Docker, 2026-12-07: three networks
+// named polykube-k0s, every docker run "ambiguous").
+func TestProvider_CreatesTheNetworkOnce(t *testing.T) {
+	g := NewWithT(t)
+	top := k0sTopology()
+	d := &racyDocker{}
+	p, err := New(provider.Options{Dir: t.TempDir(), Topology: top}, Options{Mode: ModeDocker, Runner: d})
+	g.Expect(err).NotTo(HaveOccurred())
+	var wg sync.WaitGroup
+	for _, c := range top.Clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Create(context.Background(), c)
+		}()
+	}
+	wg.Wait()
+	g.Expect(d.networks).To(Equal(1), "networks named %s", Network)
 }
