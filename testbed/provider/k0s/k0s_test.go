@@ -77,8 +77,10 @@ func TestK0sConfig_LocalImagesAndCgroupV1(t *testing.T) {
 	g.Expect(*cfg.Spec.Images.CoreDNS).To(Equal(ImageSpec{Image: "registry.k8s.io/coredns/coredns", Version: "v1.14.2"}))
 	g.Expect(*cfg.Spec.Images.Pause).To(Equal(ImageSpec{Image: "localhost:5000/pause", Version: "3.10"}))
 	g.Expect(cfg.Spec.WorkerProfiles).To(Equal([]WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}))
-	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile " + CgroupV1Profile))
+	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile "+CgroupV1Profile+" --ignore-pre-flight-checks"),
+		"k0s's pre-flight check rejects cgroup v1")
 	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--profile"))
+	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--ignore-pre-flight-checks"))
 
 	_, err = K0sConfig(c, ConfigOptions{PodImages: &PodImages{KubeProxy: "localhost:5000/kube-proxy", CoreDNS: "a:1", Pause: "b:2"}})
 	g.Expect(err).To(MatchError(ContainSubstring(`image "localhost:5000/kube-proxy" has no tag`)))
