@@ -129,6 +129,15 @@ done
 say "image bundle: ${pod_images[*]}"
 docker save --output "$work/images/polykube-k0s-node.tar" "${pod_images[@]}"
 
+# Hosts whose capability bounding set lacks CAP_SYS_RESOURCE (this VM) cannot let runc lower a
+# container's oom_score_adj (the pause container asks for -998: "runc create failed: ... can't
+# get final child's PID from pipe: EOF", first run here 2026-12-07): containerd must not ask,
+# as in kind-node.sh. k0s merges the drop-ins of /etc/k0s/containerd.d into its configuration.
+mkdir -p "$work/containerd.d"
+if [[ $(( 16#$(awk '/^CapBnd:/ {print $2}' /proc/self/status) & (1 << 24) )) == 0 ]]; then
+  printf 'version = 3\n[plugins."io.containerd.cri.v1.runtime"]\n  restrict_oom_score_adj = true\n' >"$work/containerd.d/polykube-restrict-oom-score-adj.toml"
+fi
+
 # runc is Debian's (/usr/sbin/runc), found on PATH; the node's own containerd 1.6 is not used.
 # k0s stages xtables-legacy-multi and xtables-nft-multi into its bin directory and links
 # iptables, iptables-save, ... there to the one the host uses, by a relative name: without its
@@ -139,6 +148,7 @@ COPY k0s /usr/local/bin/k0s
 COPY bin/ /var/lib/k0s/bin/
 COPY images/ /var/lib/k0s/images/
 RUN ln -s /usr/sbin/xtables-legacy-multi /usr/sbin/xtables-nft-multi /var/lib/k0s/bin/
+COPY containerd.d/ /etc/k0s/containerd.d/
 ENTRYPOINT ["/usr/local/bin/entrypoint"]
 CMD ["k0s", "controller", "--enable-worker", "--no-taints"]
 EOF
