@@ -42,6 +42,22 @@ func (d *dockerBackend) apiServerEndpoint(name string) (string, int) {
 
 func (d *dockerBackend) dockerNetwork() string { return Network }
 
+func (d *dockerBackend) nodeAddresses(ctx context.Context, name string) ([]string, error) {
+	out, err := d.p.run(ctx, "docker", "inspect", "--format",
+		fmt.Sprintf(`{{with index .NetworkSettings.Networks %q}}{{.IPAddress}}{{end}}`, Network), ContainerName(name))
+	if err != nil {
+		return nil, fmt.Errorf("find the address of %s on the %s network: %w", ContainerName(name), Network, err)
+	}
+	ip := strings.TrimSpace(string(out))
+	if d.p.o.Runner.DryRun() && ip == "" {
+		ip = "<" + ContainerName(name) + " address>"
+	}
+	if ip == "" {
+		return nil, fmt.Errorf("%s has no address on the %s network (is it running? docker start %s)", ContainerName(name), Network, ContainerName(name))
+	}
+	return []string{ip}, nil
+}
+
 // DisabledComponents are the k0s components the test bed does not need: the konnectivity
 // tunnel (every controller is a worker), metrics-server, the update prober (it asks the
 // internet) and autopilot (no upgrades). With local images, their images are not there.

@@ -86,6 +86,15 @@ type backend interface {
 	apiServerEndpoint(name string) (string, int)
 	// dockerNetwork is the Docker network of the nodes, "" when they are not containers.
 	dockerNetwork() string
+	// nodeAddresses are the addresses of the cluster's nodes the other clusters reach (its
+	// ClusterMesh NodePort).
+	nodeAddresses(ctx context.Context, name string) ([]string, error)
+}
+
+// NodeAddresses are the addresses of a cluster's nodes that the other clusters reach: the
+// ClusterMesh peers' addresses.
+func (p *Provider) NodeAddresses(ctx context.Context, name string) ([]string, error) {
+	return p.b.nodeAddresses(ctx, name)
 }
 
 // adminKubeconfig is a cluster's admin kubeconfig as k0s hands it out, and the server to

@@ -23,6 +23,17 @@ func (s *sshBackend) apiServerEndpoint(name string) (string, int) {
 
 func (s *sshBackend) dockerNetwork() string { return "" }
 
+func (s *sshBackend) nodeAddresses(_ context.Context, name string) ([]string, error) {
+	var ips []string
+	for _, h := range s.hosts.Clusters[name] {
+		ips = append(ips, h.Address)
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("cluster %s has no hosts in the k0s hosts file", name)
+	}
+	return ips, nil
+}
+
 func (s *sshBackend) k0sctlPath(name string) string {
 	return filepath.Join(s.p.dir(name), "k0sctl.yaml")
 }
