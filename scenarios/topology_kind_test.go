@@ -133,6 +133,30 @@ func TestSelectTopology(t *testing.T) {
 	g.Expect(top.Provider).To(Equal(topology.ProviderKind))
 
 	t.Setenv(harness.TopologyEnv, "topology-k0s.yaml")
+	file, err = harness.SelectTopology(cfg, configFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	top, err = topology.Load(file)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(top.Provider).To(Equal(topology.ProviderK0s))
+
+	t.Setenv(harness.TopologyEnv, "topology-nomad.yaml")
 	_, err = harness.SelectTopology(cfg, configFile)
-	g.Expect(err).To(MatchError(ContainSubstring("$POLYKUBE_SCENARIO_TOPOLOGY names topology-k0s.yaml")))
+	g.Expect(err).To(MatchError(ContainSubstring("$POLYKUBE_SCENARIO_TOPOLOGY names topology-nomad.yaml")))
+}
+
+// topology-k0s.yaml is topology-kind.yaml on k0s: the same clusters, networks and add-ons.
+func TestTopologyK0s_IsTheKindOneOnK0s(t *testing.T) {
+	g := NewWithT(t)
+	kind, err := topology.Load("topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	k0s, err := topology.Load("topology-k0s.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k0s.Provider).To(Equal(topology.ProviderK0s))
+	g.Expect(harness.ProviderCapabilities(k0s.Provider)).To(ContainElement(harness.CapabilityDatapath))
+	k0s.Provider = topology.ProviderKind
+	for i := range k0s.Clusters {
+		g.Expect(k0s.Clusters[i].Provider).To(Equal(topology.ProviderK0s))
+		k0s.Clusters[i].Provider = topology.ProviderKind
+	}
+	g.Expect(k0s).To(Equal(kind))
 }

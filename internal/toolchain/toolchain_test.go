@@ -433,10 +433,11 @@ func TestExpand(t *testing.T) {
 		{names: []string{"kwokctl", "envtest", "etcd"}, want: "kwokctl etcd kube-apiserver"},
 		{names: []string{"flux", "tofu"}, want: "source-controller kustomize-controller tofu"},
 		{names: []string{"kind-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy coredns crictl"},
+		{names: []string{"k0s-node"}, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kubelet containerd containerd-shim-runc-v2"},
 		{names: []string{"argocd"}, want: "argocd kustomize"},
 		{names: []string{"prometheus"}, want: "prometheus promtool"},
 		{names: []string{"registry"}, want: "registry"},
-		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kustomize prometheus promtool registry kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix"},
+		{names: nil, want: "etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl source-controller kustomize-controller tofu argocd kustomize prometheus promtool registry kubelet kubeadm kubectl kube-proxy coredns crictl cilium-agent cilium-operator-generic clustermesh-apiserver cilium-cni cilium-dbg cilium-health cilium-health-responder cilium-mount cilium-sysctlfix containerd containerd-shim-runc-v2"},
 		{names: []string{"helm"}, wantErr: true},
 	}
 	for _, tt := range tests {

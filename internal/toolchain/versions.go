@@ -63,6 +63,11 @@ const (
 	// github.com/distribution/distribution/v3 (the registry Docker's and GitLab's are built
 	// on); its go.mod needs Go 1.26.0.
 	DistributionVersion = "v3.1.2"
+	// ContainerdVersion is the containerd (and its runc shim) of the datapath tier's k0s node
+	// image, built from github.com/containerd/containerd/v2: the one k0s v1.36.3+k0s.2 embeds
+	// (containerd_version in its embedded-bins/Makefile.variables). k0s writes a version 3
+	// containerd configuration, which the Debian containerd 1.6 of the kind node cannot read.
+	ContainerdVersion = "v2.3.3"
 )
 
 // Tool names.
@@ -105,6 +110,9 @@ const (
 	Promtool   = "promtool"
 	// Registry is distribution's registry, for the test bed's registry add-on.
 	Registry = "registry"
+	// Containerd and its runc shim, for the k0s node image.
+	Containerd           = "containerd"
+	ContainerdShimRuncV2 = "containerd-shim-runc-v2"
 )
 
 // groups names sets of tools, in build order: envtest first because most tests wait for it.
@@ -118,13 +126,16 @@ var groups = []group{
 	{"kind-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl}},
 	{"cilium", []string{CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
 		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
+	// What k0s runs from its bin directory when it is built without embedded binaries: the
+	// control plane, etcd, kubelet, containerd and its shim (runc is the node's).
+	{"k0s-node", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubelet, Containerd, ContainerdShimRuncV2}},
 	{"argocd", []string{ArgoCD, Kustomize}},
 	{"prometheus", []string{Prometheus, Promtool}},
 	{"registry", []string{Registry}},
 	{"all", []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl,
 		SourceController, KustomizeController, Tofu, ArgoCD, Kustomize, Prometheus, Promtool, Registry, Kubelet, Kubeadm, Kubectl, KubeProxy, CoreDNS, Crictl,
 		CiliumAgent, CiliumOperator, ClusterMeshAPIServer, CiliumCNI,
-		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix}},
+		CiliumDbg, CiliumHealth, CiliumHealthResponder, CiliumMount, CiliumSysctlfix, Containerd, ContainerdShimRuncV2}},
 }
 
 // pinnedTools returns the tool definitions for the pinned versions.
@@ -235,6 +246,18 @@ func pinnedTools() []*Tool {
 			},
 		}
 	}
+	containerd := func(name, probe string) *Tool {
+		const module = "github.com/containerd/containerd/v2"
+		return &Tool{
+			Name: name, Version: ContainerdVersion,
+			Module: module, Package: module + "/cmd/" + name,
+			probeArgs: []string{probe},
+			// Without it both binaries call themselves by the module's placeholder version.
+			ldflags: []string{"-X", module + "/version.Version=" + ContainerdVersion},
+			// No download: containerd publishes archives of all its binaries, and only the k0s
+			// node image needs these two, built here from module source like the rest of it.
+		}
+	}
 	return []*Tool{
 		{
 			Name: Registry, Version: DistributionVersion,
@@ -300,6 +323,8 @@ func pinnedTools() []*Tool {
 			// No download: only the kind node image needs it, built here from module source
 			// like the rest of that image.
 		},
+		containerd(Containerd, "--version"),
+		containerd(ContainerdShimRuncV2, "-v"),
 		kwok(Kwok),
 		kwok(Kwokctl),
 		flux(SourceController, FluxSourceControllerVersion,

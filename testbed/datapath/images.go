@@ -30,6 +30,31 @@ const (
 // LocalNodeImage is the kind node image scripts/images/kind-node.sh builds.
 func LocalNodeImage() string { return "polykube.local/kind-node:" + toolchain.KubernetesVersion }
 
+// LocalK0sNodeImage is the k0s node image scripts/images/k0s-node.sh builds (the tag writes
+// the '+' of the k0s version as '-', as k0s's own image tags do).
+func LocalK0sNodeImage() string {
+	return "polykube.local/k0s-node:" + strings.ReplaceAll(K0sVersion, "+", "-")
+}
+
+// The images k0s runs as pods that the k0s node image carries (the ones kind-node.sh builds:
+// pause as kind v0.33.0's containerd configuration names it, CoreDNS and kube-proxy).
+var (
+	LocalPauseImage     = "registry.k8s.io/pause:3.10"
+	LocalCoreDNSImage   = "registry.k8s.io/coredns/coredns:" + toolchain.CoreDNSVersion
+	LocalKubeProxyImage = "registry.k8s.io/kube-proxy:" + toolchain.KubernetesVersion
+)
+
+// LocalNodeImageOf is the local image that is the nodes of a provider's clusters (kind-node
+// for kind, k0s-node for k0s); false when the provider's nodes are not an image of the factory.
+func LocalNodeImageOf(provider string) (LocalImage, bool) {
+	for _, li := range LocalImages() {
+		if li.NodeOf == provider {
+			return li, true
+		}
+	}
+	return LocalImage{}, false
+}
+
 // LocalImage is one image the factory builds.
 type LocalImage struct {
 	// Name is the factory's name for it (`images build NAME`).
@@ -41,14 +66,21 @@ type LocalImage struct {
 	Script string
 	// What says what it is, for `images list`.
 	What string
+	// NodeOf is the provider whose nodes the image is, if it is a node image.
+	NodeOf string
+	// OnlyNamed images are built only when named (`images build k0s-node`), not by a build of
+	// all: they need what not every machine has (k0s's source or binary).
+	OnlyNamed bool
 }
 
 // LocalImages are the images of the datapath tier's local mode, in build order.
 func LocalImages() []LocalImage {
 	c := LocalCiliumImages()
 	return []LocalImage{
-		{Name: "kind-node", Refs: []string{LocalNodeImage()}, Script: "scripts/images/kind-node.sh",
+		{Name: "kind-node", Refs: []string{LocalNodeImage()}, Script: "scripts/images/kind-node.sh", NodeOf: topology.ProviderKind,
 			What: "kind node: Debian bookworm, kind's base files, Kubernetes " + toolchain.KubernetesVersion + " with its control-plane, kube-proxy, CoreDNS and pause images pre-loaded, and crictl"},
+		{Name: "k0s-node", Refs: []string{LocalK0sNodeImage()}, Script: "scripts/images/k0s-node.sh", NodeOf: topology.ProviderK0s, OnlyNamed: true,
+			What: "k0s node: k0s " + K0sVersion + " built without embedded binaries (POLYKUBE_K0S_SRC or POLYKUBE_K0S_BIN), on the kind node's root file system, with the toolchain's control plane, kubelet and containerd " + toolchain.ContainerdVersion + "; built only when named"},
 		{Name: "cilium", Refs: c.List(), Script: "scripts/images/cilium.sh",
 			What: "Cilium " + toolchain.CiliumVersion + ": agent (with clang-19 and the BPF sources), operator-generic, clustermesh-apiserver"},
 		{Name: "flux", Refs: LocalFluxImages().List(),
@@ -132,7 +164,7 @@ func BuildLocalImages(ctx context.Context, srcDir string, out io.Writer, names .
 		want[n] = true
 	}
 	for _, li := range all {
-		if len(want) > 0 && !want[li.Name] {
+		if len(want) > 0 && !want[li.Name] || len(want) == 0 && li.OnlyNamed {
 			continue
 		}
 		fmt.Fprintf(out, "• building image %s: %s\n", li.Name, li.What)

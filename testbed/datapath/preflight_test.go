@@ -36,7 +36,7 @@ func healthyHost() (Host, fakeRunner) {
 	r := fakeRunner{out: map[string]string{
 		"docker info --format {{.ServerVersion}}": "28.1.1\n",
 		"/usr/bin/flux version --client":          "flux: v2.9.5\n",
-		"/usr/bin/k0sctl version":                 "version: v0.25.1\ncommit: 1a2b3c4\n",
+		"/usr/bin/k0sctl version":                 "version: v0.32.2\ncommit: 1a2b3c4\n",
 	}, fail: map[string]error{}}
 	files := map[string]string{
 		"/proc/meminfo":                           "MemTotal:       16384000 kB\nMemAvailable:   12582912 kB\n",
@@ -69,7 +69,7 @@ func TestPreflight_HealthyHostPasses(t *testing.T) {
  ✓ fs.inotify.max_user_watches: 524288 (at least 524288)
  ✓ fs.inotify.max_user_instances: 512 (at least 512)
  ✓ flux: v2.9.5 at /usr/bin/flux (tested with v2.9.5)
- ✓ k0sctl: v0.25.1 at /usr/bin/k0sctl (tested with v0.25.1)
+ ✓ k0sctl: v0.32.2 at /usr/bin/k0sctl (tested with v0.32.2)
 `))
 }
 
@@ -181,7 +181,7 @@ func TestPreflight_Messages(t *testing.T) {
 				r.out["/usr/bin/k0sctl version"] = "k0sctl development build\n"
 			},
 			req: Requirements{Tools: allTools}, check: "k0sctl", want: StatusFail,
-			says: []string{"could not tell the version of /usr/bin/k0sctl", "`k0sctl version`", "go install github.com/k0sproject/k0sctl@v0.25.1"},
+			says: []string{"could not tell the version of /usr/bin/k0sctl", "`k0sctl version`", "go install github.com/k0sproject/k0sctl@v0.32.2"},
 		},
 	}
 	for _, tt := range tests {

@@ -6,18 +6,20 @@ import "regexp"
 // (.github/workflows/e2e-datapath.yaml) installs exactly this flux CLI; a test keeps the two in
 // step. Cilium needs no CLI: the test bed installs its Helm chart from the Cilium module with
 // the Helm SDK. They were chosen offline: Cilium 1.20.2 and Flux v2.9.5 are the newest tags the
-// Go module proxy lists for github.com/cilium/cilium and github.com/fluxcd/flux2/v2; the k0sctl
-// and k0s releases could not be checked from the machine this was written on (docs/datapath.md
-// says so).
+// Go module proxy lists for github.com/cilium/cilium and github.com/fluxcd/flux2/v2. k0s and
+// k0sctl were read from snapshots of their repositories (the module proxy refuses both): k0s
+// v1.36.3+k0s.2 has the Kubernetes of the toolchain (v1.36.3), k0sctl v0.32.2 is the newest
+// tag of its snapshot (2026-07-29).
 const (
 	// CiliumVersion is the Cilium release whose chart and images are installed.
 	CiliumVersion = "1.20.2"
 	// FluxVersion is the flux CLI release; `flux install` installs the controllers it embeds.
 	FluxVersion = "v2.9.5"
 	// K0sctlVersion is the k0sctl release for k0s on SSH hosts.
-	K0sctlVersion = "v0.25.1"
-	// K0sVersion is the k0s release k0sctl installs, and whose image runs k0s in Docker.
-	K0sVersion = "v1.33.1+k0s.0"
+	K0sctlVersion = "v0.32.2"
+	// K0sVersion is the k0s release k0sctl installs, and whose image runs k0s in Docker (with
+	// images: local, the node image built here from its source, scripts/images/k0s-node.sh).
+	K0sVersion = "v1.36.3+k0s.2"
 )
 
 // Tool is an external CLI the datapath tier drives, with the oldest version it works with.

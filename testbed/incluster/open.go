@@ -94,9 +94,9 @@ func Open(opts Options) (*Bed, error) {
 	} else if pl != provider.AddonsInCluster {
 		return nil, fmt.Errorf("provider %q has no datapath: its add-ons run as host processes (polykube-testbed up%s); use %s", top.Provider, testbed.ProviderFlag(&top), provider.Join(provider.NamesAt(provider.AddonsInCluster), "or", ""))
 	}
-	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts}
-	if top.Images == datapath.ImagesLocal {
-		setup.NodeImage = datapath.LocalNodeImage()
+	setup := provider.Setup{Options: popts, Runner: opts.Runner, CgroupV1: b.host.cgroupV1, KubeProxy: !b.kubeProxyReplacement(), HostsFile: st.K0sHosts, Images: top.Images}
+	if li, ok := datapath.LocalNodeImageOf(top.Provider); ok && top.Images == datapath.ImagesLocal {
+		setup.NodeImage = li.Refs[0]
 	}
 	p, err := reg.New(setup)
 	if err != nil {

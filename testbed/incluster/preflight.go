@@ -76,7 +76,10 @@ func (b *Bed) preflight(ctx context.Context) error {
 	if b.state.Topology.Images != datapath.ImagesLocal {
 		return nil
 	}
-	needed := []string{"kind-node", "cilium", "polykube"}
+	needed := []string{"cilium", "polykube"}
+	if li, ok := datapath.LocalNodeImageOf(b.state.Topology.Provider); ok && b.dockerNetwork() != "" {
+		needed = append([]string{li.Name}, needed...)
+	}
 	if slices.Contains(b.state.Topology.Addons, topology.AddonFlux) {
 		needed = append(needed, "flux")
 	}

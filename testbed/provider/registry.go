@@ -36,6 +36,9 @@ type Setup struct {
 	Tools map[string]string
 	// NodeImage is the node image to run; "" means the provider's default.
 	NodeImage string
+	// Images is the topology's image source (upstream or local): with local images a
+	// provider names the pod images its nodes carry instead of its project's own (k0s).
+	Images string
 	// KubeProxy keeps kube-proxy in the clusters; false when the CNI replaces it (Cilium with
 	// kubeProxyReplacement).
 	KubeProxy bool

@@ -26,10 +26,62 @@ type Metadata struct {
 	Name string `json:"name"`
 }
 
-// ClusterConfigSpec is k0s's spec: the API server's extra names and the network.
+// ClusterConfigSpec is k0s's spec: the API server's extra names, the network, the images of
+// the pods k0s runs, kubelet settings by worker profile and telemetry.
 type ClusterConfigSpec struct {
-	API     *APISpec    `json:"api,omitempty"`
-	Network NetworkSpec `json:"network"`
+	API            *APISpec        `json:"api,omitempty"`
+	Network        NetworkSpec     `json:"network"`
+	Images         *ImagesSpec     `json:"images,omitempty"`
+	WorkerProfiles []WorkerProfile `json:"workerProfiles,omitempty"`
+	Telemetry      *TelemetrySpec  `json:"telemetry,omitempty"`
+}
+
+// ImagesSpec names the images of the pods k0s runs itself (k0s's defaults are its own
+// quay.io/k0sproject images).
+type ImagesSpec struct {
+	KubeProxy *ImageSpec `json:"kubeproxy,omitempty"`
+	CoreDNS   *ImageSpec `json:"coredns,omitempty"`
+	Pause     *ImageSpec `json:"pause,omitempty"`
+}
+
+// ImageSpec is an image as k0s names it: repository and tag apart.
+type ImageSpec struct {
+	Image   string `json:"image"`
+	Version string `json:"version"`
+}
+
+// WorkerProfile is a named set of kubelet configuration values a worker starts with
+// (`k0s worker --profile NAME`).
+type WorkerProfile struct {
+	Name   string         `json:"name"`
+	Values map[string]any `json:"values"`
+}
+
+// TelemetrySpec turns k0s's telemetry off: the test bed's clusters report nothing.
+type TelemetrySpec struct {
+	Enabled bool `json:"enabled"`
+}
+
+// CgroupV1Profile is the worker profile that lets kubelet run on a cgroup v1 host (KEP-5573:
+// from 1.35 kubelet fails on cgroup v1 unless failCgroupV1 is false), as kind's does.
+const CgroupV1Profile = "polykube-cgroup-v1"
+
+// ConfigOptions are the settings of a cluster's k0s configuration besides its topology.
+type ConfigOptions struct {
+	// KubeProxy keeps kube-proxy; by default Cilium replaces it.
+	KubeProxy bool
+	// SANs are extra names of the API server's certificate.
+	SANs []string
+	// PodImages name the images of the pods k0s runs (kube-proxy, CoreDNS, pause) by full
+	// reference; nil keeps k0s's own.
+	PodImages *PodImages
+	// CgroupV1 adds CgroupV1Profile.
+	CgroupV1 bool
+}
+
+// PodImages are full references of the images of the pods k0s runs.
+type PodImages struct {
+	KubeProxy, CoreDNS, Pause string
 }
 
 // APISpec adds names to the API server's certificate.
@@ -171,8 +223,8 @@ func hostRole(hosts []SSHHost, i int) string {
 }
 
 // K0sConfig renders the k0s ClusterConfig of a topology cluster: no CNI (Cilium is the
-// CNI), the topology's pod and service CIDRs, and kube-proxy off unless kept.
-func K0sConfig(c topology.Cluster, kubeProxy bool, sans []string) (*ClusterConfig, error) {
+// CNI), the topology's pod and service CIDRs, kube-proxy off unless kept, no telemetry.
+func K0sConfig(c topology.Cluster, o ConfigOptions) (*ClusterConfig, error) {
 	if len(c.PodCIDRs) != 1 {
 		return nil, fmt.Errorf("cluster %s: the k0s provider needs exactly one IPv4 pod CIDR (got %s)", c.Name, strings.Join(c.PodCIDRs, ", "))
 	}
@@ -190,13 +242,39 @@ func K0sConfig(c topology.Cluster, kubeProxy bool, sans []string) (*ClusterConfi
 			Provider:    "custom",
 			PodCIDR:     c.PodCIDRs[0],
 			ServiceCIDR: c.ServiceCIDR,
-			KubeProxy:   KubeProxyConfig{Disabled: !kubeProxy},
-		}},
+			KubeProxy:   KubeProxyConfig{Disabled: !o.KubeProxy},
+		}, Telemetry: &TelemetrySpec{Enabled: false},
+		},
 	}
-	if len(sans) > 0 {
-		cfg.Spec.API = &APISpec{SANs: sans}
+	if len(o.SANs) > 0 {
+		cfg.Spec.API = &APISpec{SANs: o.SANs}
+	}
+	if pi := o.PodImages; pi != nil {
+		var imgs ImagesSpec
+		var err error
+		for _, x := range []struct {
+			ref string
+			to  **ImageSpec
+		}{{pi.KubeProxy, &imgs.KubeProxy}, {pi.CoreDNS, &imgs.CoreDNS}, {pi.Pause, &imgs.Pause}} {
+			if *x.to, err = splitImage(x.ref); err != nil {
+				return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+			}
+		}
+		cfg.Spec.Images = &imgs
+	}
+	if o.CgroupV1 {
+		cfg.Spec.WorkerProfiles = []WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}
 	}
 	return cfg, nil
+}
+
+// splitImage splits an image reference with a tag into k0s's image and version.
+func splitImage(ref string) (*ImageSpec, error) {
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i:], "/") {
+		return nil, fmt.Errorf("image %q has no tag; k0s names an image by repository and tag", ref)
+	}
+	return &ImageSpec{Image: ref[:i], Version: ref[i+1:]}, nil
 }
 
 // K0sctlConfig renders the k0sctl configuration of a cluster on SSH hosts.
@@ -204,7 +282,7 @@ func K0sctlConfig(c topology.Cluster, hosts []SSHHost, k0sVersion string, kubePr
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("cluster %s has no hosts in the k0s hosts file", c.Name)
 	}
-	k0s, err := K0sConfig(c, kubeProxy, nil)
+	k0s, err := K0sConfig(c, ConfigOptions{KubeProxy: kubeProxy})
 	if err != nil {
 		return nil, err
 	}

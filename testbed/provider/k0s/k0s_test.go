@@ -3,9 +3,13 @@ package k0s
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/tools/clientcmd"
@@ -47,16 +51,70 @@ func TestK0sctlConfig_Golden(t *testing.T) {
 func TestK0sConfig_Golden(t *testing.T) {
 	g := NewWithT(t)
 	c := k0sTopology().Clusters[1]
-	cfg, err := K0sConfig(c, false, []string{"127.0.0.1", "localhost", ContainerName(c.Name)})
+	cfg, err := K0sConfig(c, ConfigOptions{SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)}})
 	g.Expect(err).NotTo(HaveOccurred())
 	data, err := Marshal(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	golden.Assert(t, "k0s-config.golden", data)
 
-	withProxy, err := K0sConfig(c, true, nil)
+	withProxy, err := K0sConfig(c, ConfigOptions{KubeProxy: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(withProxy.Spec.Network.KubeProxy.Disabled).To(BeFalse())
 	g.Expect(withProxy.Spec.API).To(BeNil())
+	g.Expect(withProxy.Spec.Images).To(BeNil(), "k0s's own images unless told")
+	g.Expect(withProxy.Spec.WorkerProfiles).To(BeEmpty())
+}
+
+// With local images k0s runs the pod images the node carries, named by repository and tag;
+// on a cgroup v1 host kubelet is told to accept it.
+func TestK0sConfig_LocalImagesAndCgroupV1(t *testing.T) {
+	g := NewWithT(t)
+	c := k0sTopology().Clusters[0]
+	cfg, err := K0sConfig(c, ConfigOptions{CgroupV1: true, PodImages: &PodImages{
+		KubeProxy: "registry.k8s.io/kube-proxy:v1.36.3", CoreDNS: "registry.k8s.io/coredns/coredns:v1.14.2", Pause: "localhost:5000/pause:3.10"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*cfg.Spec.Images.KubeProxy).To(Equal(ImageSpec{Image: "registry.k8s.io/kube-proxy", Version: "v1.36.3"}))
+	g.Expect(*cfg.Spec.Images.CoreDNS).To(Equal(ImageSpec{Image: "registry.k8s.io/coredns/coredns", Version: "v1.14.2"}))
+	g.Expect(*cfg.Spec.Images.Pause).To(Equal(ImageSpec{Image: "localhost:5000/pause", Version: "3.10"}))
+	g.Expect(cfg.Spec.WorkerProfiles).To(Equal([]WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}))
+	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile "+CgroupV1Profile+" --ignore-pre-flight-checks"),
+		"k0s's pre-flight check rejects cgroup v1")
+	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--profile"))
+	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--ignore-pre-flight-checks"))
+
+	_, err = K0sConfig(c, ConfigOptions{PodImages: &PodImages{KubeProxy: "localhost:5000/kube-proxy", CoreDNS: "a:1", Pause: "b:2"}})
+	g.Expect(err).To(MatchError(ContainSubstring(`image "localhost:5000/kube-proxy" has no tag`)))
+}
+
+// k0s itself accepts every configuration the provider writes (`k0s config validate`): the
+// default one, with kube-proxy, and with local images on a cgroup v1 host. It needs a k0s
+// binary of the pinned version, as the k0s node image does: POLYKUBE_K0S_BIN (built from source
+// with `POLYKUBE_K0S_SRC=<checkout> scripts/images/k0s-node.sh --k0s-only`).
+func TestK0sConfig_K0sValidates(t *testing.T) {
+	bin := os.Getenv("POLYKUBE_K0S_BIN")
+	if bin == "" {
+		t.Skip("POLYKUBE_K0S_BIN is not set: set it to a k0s " + datapath.K0sVersion + " binary to have k0s validate the configurations")
+	}
+	g := NewWithT(t)
+	out, err := exec.Command(bin, "version").Output()
+	g.Expect(err).NotTo(HaveOccurred(), "%s version", bin)
+	g.Expect(string(bytes.TrimSpace(out))).To(Equal(datapath.K0sVersion), "POLYKUBE_K0S_BIN is not the pinned k0s")
+	c := k0sTopology().Clusters[0]
+	for name, o := range map[string]ConfigOptions{
+		"default":    {SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)}},
+		"kube-proxy": {KubeProxy: true},
+		"local images, cgroup v1": {CgroupV1: true, PodImages: &PodImages{KubeProxy: datapath.LocalKubeProxyImage,
+			CoreDNS: datapath.LocalCoreDNSImage, Pause: datapath.LocalPauseImage}},
+	} {
+		cfg, err := K0sConfig(c, o)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		data, err := Marshal(cfg)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		cmd := exec.Command(bin, "config", "validate", "--config", "-")
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), "k0s rejects the %s configuration:\n%s\n%s", name, out, data)
+	}
 }
 
 func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
@@ -64,11 +122,11 @@ func TestK0sConfig_RejectsWhatTheMeshCannotUse(t *testing.T) {
 	c := k0sTopology().Clusters[0]
 	v6 := c
 	v6.PodCIDRs = []string{"fd00::/56"}
-	_, err := K0sConfig(v6, false, nil)
+	_, err := K0sConfig(v6, ConfigOptions{})
 	g.Expect(err).To(MatchError(ContainSubstring("IPv4-only")))
 	noSvc := c
 	noSvc.ServiceCIDR = ""
-	_, err = K0sConfig(noSvc, false, nil)
+	_, err = K0sConfig(noSvc, ConfigOptions{})
 	g.Expect(err).To(MatchError(ContainSubstring("serviceCIDR is required")))
 }
 
@@ -135,13 +193,15 @@ func TestProvider_DryRun(t *testing.T) {
 // made shared before k0s starts.
 func TestDockerRunArgs_PrivateCgroupsAndSharedMounts(t *testing.T) {
 	g := NewWithT(t)
-	args := DockerRunArgs("a", "/run/a/k0s.yaml", "v1.33.1+k0s.0")
+	args := DockerRunArgs("a", "/run/a/k0s.yaml", Image("v1.36.3+k0s.2"), false)
 	g.Expect(args).To(ContainElement("--cgroupns=private"))
 	g.Expect(args).NotTo(ContainElement("--cgroupns=host"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("/sys/fs/cgroup:")))
 	cmd := args[len(args)-1]
 	g.Expect(args[len(args)-3 : len(args)-1]).To(Equal([]string{"sh", "-c"}))
 	g.Expect(cmd).To(MatchRegexp(`^mount --make-rshared / && exec k0s controller `))
+	g.Expect(cmd).To(ContainSubstring("--disable-components autopilot,konnectivity-server,metrics-server,update-prober"),
+		"no image of those is in the local node image, and the test bed needs none of them")
 	g.Expect(args).To(ContainElement("K0S_ENTRYPOINT_ROLE=controller+worker"), "the entry point cannot tell the role from a shell command")
 }
 
@@ -201,4 +261,53 @@ users:
 	g.Expect(string(cfg.AuthInfos["k0s-onprem-fra"].ClientKeyData)).To(Equal("KEY"))
 
 	g.Expect(p.saveKubeconfig("onprem-fra", []byte("apiVersion: v1\nkind: Config\n"), "")).To(MatchError(ContainSubstring("no current context")))
+}
+
+// racyDocker answers `docker network create` as Docker does: it checks the name, then creates,
+// not atomically, so concurrent creates of one name make several networks of that name (and
+// `docker run --network NAME` then fails: "network NAME is ambiguous"). Every other command
+// fails, which ends Create after the network step.
+type racyDocker struct {
+	mu       sync.Mutex
+	networks int
+}
+
+func (d *racyDocker) Run(_ context.Context, c execx.Cmd) ([]byte, error) {
+	if c.Path == "docker" && len(c.Args) == 3 && c.Args[0] == "network" && c.Args[1] == "create" {
+		d.mu.Lock()
+		exists := d.networks > 0
+		d.mu.Unlock()
+		if exists {
+			return []byte("Error response from daemon: network with name " + c.Args[2] + " already exists"), errors.New("exit status 1")
+		}
+		time.Sleep(20 * time.Millisecond)
+		d.mu.Lock()
+		d.networks++
+		d.mu.Unlock()
+		return []byte("0123456789ab\n"), nil
+	}
+	return nil, errors.New("not in this test")
+}
+func (d *racyDocker) DryRun() bool             { return false }
+func (d *racyDocker) Note(string, ...any) bool { return true }
+
+// The clusters are created at once (the tier starts them together): the Docker network they
+// share is created once, not once per cluster (first run on Docker, 2026-12-07: three networks
+// named polykube-k0s, every docker run "ambiguous").
+func TestProvider_CreatesTheNetworkOnce(t *testing.T) {
+	g := NewWithT(t)
+	top := k0sTopology()
+	d := &racyDocker{}
+	p, err := New(provider.Options{Dir: t.TempDir(), Topology: top}, Options{Mode: ModeDocker, Runner: d})
+	g.Expect(err).NotTo(HaveOccurred())
+	var wg sync.WaitGroup
+	for _, c := range top.Clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Create(context.Background(), c)
+		}()
+	}
+	wg.Wait()
+	g.Expect(d.networks).To(Equal(1), "networks named %s", Network)
 }
