@@ -62,9 +62,26 @@ type TelemetrySpec struct {
 	Enabled bool `json:"enabled"`
 }
 
-// CgroupV1Profile is the worker profile that lets kubelet run on a cgroup v1 host (KEP-5573:
-// from 1.35 kubelet fails on cgroup v1 unless failCgroupV1 is false), as kind's does.
-const CgroupV1Profile = "polykube-cgroup-v1"
+// NodeProfile is the worker profile of a k0s node in a container (the Docker backend). Its
+// kubelet evicts nothing for disk: the nodes of every cluster share the host's disk, as kind's
+// nodes do, so its free space says nothing about one node, and with the threshold kubelet's
+// default (10% free) a host whose file system is mostly used elsewhere taints every node
+// disk-pressure and nothing schedules (seen here, 2026-12-07: Cilium's operator Pending on
+// three k0s nodes). kind's kubeadm configuration turns the same eviction off. On a cgroup v1
+// host it also lets kubelet run (KEP-5573: from 1.35 kubelet fails on cgroup v1 unless
+// failCgroupV1 is false), as kind's does.
+const NodeProfile = "polykube-node"
+
+// nodeProfileValues are NodeProfile's kubelet settings.
+func nodeProfileValues(cgroupV1 bool) map[string]any {
+	v := map[string]any{
+		"evictionHard": map[string]any{"nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"},
+	}
+	if cgroupV1 {
+		v["failCgroupV1"] = false
+	}
+	return v
+}
 
 // ConfigOptions are the settings of a cluster's k0s configuration besides its topology.
 type ConfigOptions struct {
@@ -75,8 +92,9 @@ type ConfigOptions struct {
 	// PodImages name the images of the pods k0s runs (kube-proxy, CoreDNS, pause) by full
 	// reference; nil keeps k0s's own.
 	PodImages *PodImages
-	// CgroupV1 adds CgroupV1Profile.
-	CgroupV1 bool
+	// NodeProfile adds NodeProfile, for a node in a container; CgroupV1 adds its cgroup v1
+	// setting.
+	NodeProfile, CgroupV1 bool
 }
 
 // PodImages are full references of the images of the pods k0s runs.
@@ -262,8 +280,8 @@ func K0sConfig(c topology.Cluster, o ConfigOptions) (*ClusterConfig, error) {
 		}
 		cfg.Spec.Images = &imgs
 	}
-	if o.CgroupV1 {
-		cfg.Spec.WorkerProfiles = []WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}
+	if o.NodeProfile {
+		cfg.Spec.WorkerProfiles = []WorkerProfile{{Name: NodeProfile, Values: nodeProfileValues(o.CgroupV1)}}
 	}
 	return cfg, nil
 }

@@ -66,11 +66,12 @@ var DisabledComponents = []string{"autopilot", "konnectivity-server", "metrics-s
 // ControllerCommand is the k0s command of a cluster's container: controller and worker in
 // one, with the configuration written for it.
 func ControllerCommand(cgroupV1 bool) string {
-	cmd := "k0s controller --enable-worker --no-taints --config /etc/k0s/k0s.yaml --disable-components " + strings.Join(DisabledComponents, ",")
+	cmd := "k0s controller --enable-worker --no-taints --config /etc/k0s/k0s.yaml --disable-components " + strings.Join(DisabledComponents, ",") +
+		" --profile " + NodeProfile
 	if cgroupV1 {
 		// k0s's pre-flight check rejects cgroup v1 (first run here, 2026-12-07: "Rejected:
 		// cgroup v1 is not supported"); kubelet runs on it with the profile, as kind's does.
-		cmd += " --profile " + CgroupV1Profile + " --ignore-pre-flight-checks"
+		cmd += " --ignore-pre-flight-checks"
 	}
 	return cmd
 }
@@ -112,7 +113,7 @@ func (d *dockerBackend) createNetwork(ctx context.Context) error {
 func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminKubeconfig, error) {
 	p := d.p
 	cfg, err := K0sConfig(c, ConfigOptions{KubeProxy: p.o.KubeProxy, SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)},
-		PodImages: p.o.PodImages, CgroupV1: p.o.CgroupV1})
+		PodImages: p.o.PodImages, NodeProfile: true, CgroupV1: p.o.CgroupV1})
 	if err != nil {
 		return nil, err
 	}

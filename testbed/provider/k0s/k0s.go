@@ -57,7 +57,7 @@ type Options struct {
 	// PodImages name the images of the pods k0s runs; nil keeps k0s's own (images: upstream).
 	PodImages *PodImages
 	// CgroupV1 says Docker runs containers on cgroup v1 (docker mode): kubelet is told to
-	// accept it (CgroupV1Profile).
+	// accept it (NodeProfile).
 	CgroupV1 bool
 	// Runner runs docker, k0sctl, ssh and scp; default execx.Exec.
 	Runner execx.Runner

@@ -76,14 +76,39 @@ func TestK0sConfig_LocalImagesAndCgroupV1(t *testing.T) {
 	g.Expect(*cfg.Spec.Images.KubeProxy).To(Equal(ImageSpec{Image: "registry.k8s.io/kube-proxy", Version: "v1.36.3"}))
 	g.Expect(*cfg.Spec.Images.CoreDNS).To(Equal(ImageSpec{Image: "registry.k8s.io/coredns/coredns", Version: "v1.14.2"}))
 	g.Expect(*cfg.Spec.Images.Pause).To(Equal(ImageSpec{Image: "localhost:5000/pause", Version: "3.10"}))
-	g.Expect(cfg.Spec.WorkerProfiles).To(Equal([]WorkerProfile{{Name: CgroupV1Profile, Values: map[string]any{"failCgroupV1": false}}}))
-	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile "+CgroupV1Profile+" --ignore-pre-flight-checks"),
+	g.Expect(cfg.Spec.WorkerProfiles).To(BeEmpty(), "the node profile is the Docker backend's, asked for by NodeProfile")
+	g.Expect(ControllerCommand(true)).To(HaveSuffix(" --profile "+NodeProfile+" --ignore-pre-flight-checks"),
 		"k0s's pre-flight check rejects cgroup v1")
-	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--profile"))
+	g.Expect(ControllerCommand(false)).To(HaveSuffix(" --profile " + NodeProfile))
 	g.Expect(ControllerCommand(false)).NotTo(ContainSubstring("--ignore-pre-flight-checks"))
 
 	_, err = K0sConfig(c, ConfigOptions{PodImages: &PodImages{KubeProxy: "localhost:5000/kube-proxy", CoreDNS: "a:1", Pause: "b:2"}})
 	g.Expect(err).To(MatchError(ContainSubstring(`image "localhost:5000/kube-proxy" has no tag`)))
+}
+
+// A node in a container evicts nothing for disk (the host's disk is every node's: with
+// kubelet's default a mostly used host tainted every node disk-pressure), and on a cgroup v1 host
+// its kubelet accepts cgroup v1; a node on an SSH host keeps kubelet's own thresholds.
+func TestK0sConfig_NodeProfile(t *testing.T) {
+	g := NewWithT(t)
+	c := k0sTopology().Clusters[0]
+	evictNothing := map[string]any{"nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"}
+	for _, v1 := range []bool{false, true} {
+		cfg, err := K0sConfig(c, ConfigOptions{NodeProfile: true, CgroupV1: v1})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Spec.WorkerProfiles).To(HaveLen(1))
+		p := cfg.Spec.WorkerProfiles[0]
+		g.Expect(p.Name).To(Equal(NodeProfile))
+		g.Expect(p.Values).To(HaveKeyWithValue("evictionHard", evictNothing))
+		if v1 {
+			g.Expect(p.Values).To(HaveKeyWithValue("failCgroupV1", false))
+		} else {
+			g.Expect(p.Values).NotTo(HaveKey("failCgroupV1"))
+		}
+	}
+	onHost, err := K0sConfig(c, ConfigOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(onHost.Spec.WorkerProfiles).To(BeEmpty())
 }
 
 // k0s itself accepts every configuration the provider writes (`k0s config validate`): the
@@ -103,7 +128,7 @@ func TestK0sConfig_K0sValidates(t *testing.T) {
 	for name, o := range map[string]ConfigOptions{
 		"default":    {SANs: []string{"127.0.0.1", "localhost", ContainerName(c.Name)}},
 		"kube-proxy": {KubeProxy: true},
-		"local images, cgroup v1": {CgroupV1: true, PodImages: &PodImages{KubeProxy: datapath.LocalKubeProxyImage,
+		"local images, cgroup v1": {NodeProfile: true, CgroupV1: true, PodImages: &PodImages{KubeProxy: datapath.LocalKubeProxyImage,
 			CoreDNS: datapath.LocalCoreDNSImage, Pause: datapath.LocalPauseImage}},
 	} {
 		cfg, err := K0sConfig(c, o)
