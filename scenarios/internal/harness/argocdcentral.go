@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,22 +79,8 @@ func (sc *Scenario) DeleteGeneratedApplication(ctx context.Context, cluster stri
 // namespace and Deployment, every ClusterMember of the roster and the Workload.
 func (sc *Scenario) CheckKeptWithoutApplications(ctx context.Context, workload string) error {
 	return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
-		crds := &apiextensionsv1.CustomResourceDefinitionList{}
-		if err := c.List(ctx, crds); err != nil {
+		if err := checkPolykubeCRDsKept(ctx, c); err != nil {
 			return err
-		}
-		var polykube int
-		for _, crd := range crds.Items {
-			if crd.Spec.Group != polykubev1alpha1.GroupVersion.Group {
-				continue
-			}
-			polykube++
-			if crd.DeletionTimestamp != nil {
-				return fmt.Errorf("the CRD %s is being deleted", crd.Name)
-			}
-		}
-		if polykube == 0 {
-			return errors.New("no Polykube CRD is left")
 		}
 		kept := []struct {
 			what string

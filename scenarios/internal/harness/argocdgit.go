@@ -282,22 +282,8 @@ func (sc *Scenario) RecreateApplication(ctx context.Context, name string) error 
 // the deletion did cascade: the operator's Deployment, which carries no such mark, is gone.
 func (sc *Scenario) CheckKeptByArgoCD(ctx context.Context, workload string) error {
 	return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
-		crds := &apiextensionsv1.CustomResourceDefinitionList{}
-		if err := c.List(ctx, crds); err != nil {
+		if err := checkPolykubeCRDsKept(ctx, c); err != nil {
 			return err
-		}
-		var polykube int
-		for _, crd := range crds.Items {
-			if crd.Spec.Group != polykubev1alpha1.GroupVersion.Group {
-				continue
-			}
-			polykube++
-			if crd.DeletionTimestamp != nil {
-				return fmt.Errorf("the CRD %s is being deleted", crd.Name)
-			}
-		}
-		if polykube == 0 {
-			return errors.New("no Polykube CRD is left")
 		}
 		ns := &corev1.Namespace{}
 		if err := c.Get(ctx, client.ObjectKey{Name: operatorNamespace}, ns); err != nil {
@@ -320,4 +306,27 @@ func (sc *Scenario) CheckKeptByArgoCD(ctx context.Context, workload string) erro
 		}
 		return client.IgnoreNotFound(err)
 	})
+}
+
+// checkPolykubeCRDsKept checks that the cluster still has Polykube's CRDs and that none is
+// being deleted (what Delete=false keeps when an Application goes).
+func checkPolykubeCRDsKept(ctx context.Context, c client.Client) error {
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, crds); err != nil {
+		return err
+	}
+	var polykube int
+	for _, crd := range crds.Items {
+		if crd.Spec.Group != polykubev1alpha1.GroupVersion.Group {
+			continue
+		}
+		polykube++
+		if crd.DeletionTimestamp != nil {
+			return fmt.Errorf("the CRD %s is being deleted", crd.Name)
+		}
+	}
+	if polykube == 0 {
+		return errors.New("no Polykube CRD is left")
+	}
+	return nil
 }
