@@ -153,10 +153,16 @@ tar -C "$proxyfs" -c . | docker import --change 'ENTRYPOINT ["/usr/local/bin/kub
 images+=("registry.k8s.io/kube-proxy:$k8s")
 coredns=$(sed -n 's/^\tCoreDNSVersion *= *"\(v[^"]*\)".*/\1/p' internal/toolchain/versions.go)
 say "image registry.k8s.io/coredns/coredns:$coredns"
+# As upstream's image: user 65532, and the binary carries the file capability to bind port 53,
+# which is what lets it run under k0s's runAsNonRoot and kubeadm's capability set (drop ALL, add
+# NET_BIND_SERVICE: a non-root process keeps an added capability across exec only through the
+# file's capability). A Dockerfile's COPY cannot be trusted to keep the xattr; an imported tar can.
 mkdir -p "$work/coredns"
-cp "$(bin coredns)" "$work/coredns/coredns"
-printf 'FROM scratch\nCOPY coredns /coredns\nEXPOSE 53 53/udp\nENTRYPOINT ["/coredns"]\n' >"$work/coredns/Dockerfile"
-DOCKER_BUILDKIT=0 docker build -q -t "registry.k8s.io/coredns/coredns:$coredns" "$work/coredns" >/dev/null 2>&1 || die "docker build coredns failed"
+install -m 0755 "$(bin coredns)" "$work/coredns/coredns"
+setcap cap_net_bind_service=+ep "$work/coredns/coredns" || die "setcap on coredns failed (Debian: apt-get install libcap2-bin)"
+tar --xattrs --xattrs-include='security.capability' -C "$work/coredns" -c coredns |
+  docker import --change 'USER 65532:65532' --change 'EXPOSE 53 53/udp' --change 'ENTRYPOINT ["/coredns"]' \
+    - "registry.k8s.io/coredns/coredns:$coredns" >/dev/null || die "docker import of coredns failed"
 images+=("registry.k8s.io/coredns/coredns:$coredns")
 
 say "pre-loading ${#images[@]} images into the node's containerd"
