@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +18,10 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/toolchain"
-	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
@@ -40,19 +36,6 @@ import (
 // address and the credentials Flux would run with, and in-cluster is turned off. Two
 // Applications stand where Flux's two Kustomizations stand: polykube-operator (operator/) and
 // polykube (clusters/<name>/).
-const (
-	ArgoCDNamespace = "argocd"
-	// ArgoCDOperatorApp applies the operator base; ArgoCDClusterApp the cluster's entry point.
-	ArgoCDOperatorApp = "polykube-operator"
-	ArgoCDClusterApp  = "polykube"
-	// ArgoCDHealthChecks is the argocd-cm fragment, in the checkout, with the health checks
-	// Polykube ships for its kinds; the test bed loads it into every Argo CD it runs.
-	ArgoCDHealthChecks = "gitops/argocd/health-checks.yaml"
-)
-
-// ApplicationGVK is Argo CD's Application; the test bed handles it unstructured, so as not to
-// link Argo CD (a module that needs a newer Go than Polykube's).
-var ApplicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
 
 // ArgoCDPorts are the loopback ports of a cluster's Argo CD processes; the ApplicationSet
 // ones only beside the hub of delivery argocd-central.
@@ -121,23 +104,6 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		}
 		return tb.waitSynced(ctx, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))
 	})
-}
-
-// LoadArgoCDHealthChecks reads the data of the argocd-cm fragment that ships Polykube's health
-// checks (resource.customizations.health.<group>_<kind>: a Lua script each).
-func LoadArgoCDHealthChecks(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read Polykube's Argo CD health checks: %w", err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.UnmarshalStrict(data, &cm); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if cm.Name != "argocd-cm" || len(cm.Data) == 0 {
-		return nil, fmt.Errorf("%s: want the ConfigMap argocd-cm with health checks in its data, got %q with %d keys", path, cm.Name, len(cm.Data))
-	}
-	return cm.Data, nil
 }
 
 // applyArgoCDSettings creates the namespace, argocd-cm (with the health checks),
@@ -370,46 +336,6 @@ func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
 	return b, nil
 }
 
-// Applications returns the cluster's two Applications: the operator base, with the cluster's
-// name passed to the operator by a Kustomize patch of the source (Argo CD has no Flux
-// post-build substitution: the patch appends --cluster-name, and the last flag wins, as in
-// examples/argocd), and the cluster's entry point. Both sync automatically with prune and
-// self-heal, server-side (the CRDs are large), retrying while the roster waits for the CRDs
-// the other one brings.
-func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*unstructured.Unstructured {
-	app := func(name, path string, kustomize map[string]any) *unstructured.Unstructured {
-		source := map[string]any{"repoURL": gitURL, "targetRevision": gitrepo.Branch, "path": path}
-		if kustomize != nil {
-			source["kustomize"] = kustomize
-		}
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-			"metadata": map[string]any{"name": name, "namespace": ArgoCDNamespace},
-			"spec": map[string]any{
-				"project":     "default",
-				"source":      source,
-				"destination": map[string]any{"name": cluster},
-				"syncPolicy": map[string]any{
-					"automated":   map[string]any{"prune": true, "selfHeal": true},
-					"syncOptions": []any{"ServerSideApply=true"},
-					"retry": map[string]any{"limit": int64(20),
-						"backoff": map[string]any{"duration": "2s", "factor": int64(2), "maxDuration": "10s"}},
-				},
-			},
-		}}
-	}
-	var apps []*unstructured.Unstructured
-	if operator.Name != "" {
-		apps = append(apps, app(ArgoCDOperatorApp, gitrepo.OperatorDir, map[string]any{
-			"patches": []any{map[string]any{
-				"target": map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "name": operator.Name, "namespace": operator.Namespace},
-				"patch":  "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --cluster-name=" + cluster + "\n",
-			}},
-		}))
-	}
-	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
-}
-
 // applyClusterSecret registers the cluster with the Argo CD of cl (its own, or the hub of
 // delivery argocd-central): a cluster Secret named after it, with the labels given, its API
 // server's address and the credentials of its kubeconfig (client certificates or a token, as
@@ -492,45 +418,6 @@ func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 	})
 }
 
-// commitOf turns a revision as the test bed reports it (Flux's main@sha1:<hash>) into the
-// commit Argo CD reports.
-func commitOf(revision string) string {
-	if _, h, ok := strings.Cut(revision, ":"); ok {
-		return h
-	}
-	return revision
-}
-
-// AppSynced says why an Application has not (yet) synced the commit: nil once it is Synced at
-// that commit and its last sync, if it ran one, succeeded. An Application that finds Git's
-// objects already in place (one the ApplicationSet generated again, or a commit that changes
-// nothing of its cluster) compares Synced and runs no sync of that commit: it is applied.
-func AppSynced(app *unstructured.Unstructured, commit string) error {
-	syncStatus, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
-	rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
-	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
-	opRev, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
-	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
-	switch {
-	case rev != commit:
-		return fmt.Errorf("Application %s compared %q, not yet %s (sync %s; last operation %s: %s)", app.GetName(), rev, commit, or(syncStatus, "unknown"), or(phase, "none"), msg)
-	case syncStatus != "Synced":
-		return fmt.Errorf("Application %s is %s at %s (last operation %s: %s)", app.GetName(), or(syncStatus, "not compared"), commit, or(phase, "none"), msg)
-	case phase == "" && opRev == "":
-	case opRev != commit && phase == "Succeeded":
-	case opRev != commit || phase != "Succeeded":
-		return fmt.Errorf("Application %s: the sync of %s has not succeeded (last operation at %q %s: %s)", app.GetName(), commit, opRev, or(phase, "none"), msg)
-	}
-	return nil
-}
-
-func or(s, dflt string) string {
-	if s == "" {
-		return dflt
-	}
-	return s
-}
-
 // argoCDApplications returns the cluster that holds the Applications delivering to the
 // cluster (the cluster itself, or the hub) and their names.
 func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
@@ -543,16 +430,6 @@ func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
 		names = append(names, a.GetName())
 	}
 	return cluster, names
-}
-
-// ArgoCDClusterApplication names the Application that delivers the cluster's entry point
-// (clusters/<name>), and the cluster whose API server holds it, under the topology's Argo CD
-// delivery.
-func ArgoCDClusterApplication(top *topology.Topology, cluster string) (hub, name string) {
-	if top.Delivery == topology.DeliveryArgoCDCentral {
-		return top.ArgoCDHub(cluster), CentralApplicationName(cluster)
-	}
-	return cluster, ArgoCDClusterApp
 }
 
 // waitSynced waits until every Application delivering to the cluster synced the revision.

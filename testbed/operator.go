@@ -107,10 +107,6 @@ func (tb *Testbed) clusterOperatorArgs(cluster string, cs *ClusterState) []strin
 	return operatorArgs(cluster, cs.Operator.Metrics, cs.Operator.Health, cs.Operator.LeaderElect, tb.state.Operator.ServiceAccount.Namespace)
 }
 
-// ErrOperatorRan is returned by StartOperatorAs and StartReplicaAs when the operator did not
-// refuse to run.
-var ErrOperatorRan = errors.New("the operator did not refuse to run")
-
 // StartOperatorAs runs the cluster's operator once with another --cluster-name, with the
 // cluster's own credentials, as a Flux entry point copied from another cluster would start
 // it, and returns what it printed when it refused to run. It is an error (wrapping
