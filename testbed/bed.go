@@ -20,8 +20,8 @@ import (
 )
 
 // Bed is one federation of test clusters with its add-ons (Git server, Flux, operator),
-// whatever its provider: the one interface the scenario harness uses, for kwok clusters (the
-// Testbed of this package) and for kind and k0s clusters (testbed/incluster) alike.
+// whatever its provider: the one interface the scenario harness uses, for kwok clusters
+// (testbed/host) and for kind and k0s clusters (testbed/incluster) alike.
 type Bed interface {
 	// Up brings the federation up (or reuses what is already up) and returns when every
 	// cluster applied the seeded Git revision.
@@ -156,6 +156,13 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// bedPackages say, for the error of a program that links in no bed of a placement, where the
+// add-ons of that placement run and which package registers its bed.
+var bedPackages = map[provider.Placement]struct{ runs, pkg string }{
+	provider.AddonsOnHost:    {"as host processes", "testbed/host"},
+	provider.AddonsInCluster: {"in its clusters", "testbed/incluster"},
+}
+
 // BedOpener opens a bed of a provider.
 type BedOpener func(BedOptions) (Bed, error)
 
@@ -165,7 +172,7 @@ var (
 )
 
 // RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
-// placement: this package registers the host-process bed, testbed/incluster the
+// placement: testbed/host registers the host-process bed, testbed/incluster the
 // in-cluster one. A provider registers itself (provider.Register) and is listed once, in
 // providers.go; no bed names it.
 func RegisterBed(placement provider.Placement, open BedOpener) {
@@ -208,9 +215,10 @@ func OpenBed(o BedOptions) (Bed, error) {
 	open, ok := beds[placement]
 	bedsMu.Unlock()
 	if !ok {
-		// The in-cluster bed registers from testbed/incluster; a program that does not
-		// import it cannot open those runs.
-		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/incluster): %w", name, provider.ErrNotSupported)
+		// Each bed registers from its own package; a program that does not import it cannot
+		// open the runs of its placement.
+		where := bedPackages[placement]
+		return nil, fmt.Errorf("provider %s runs its add-ons %s, and this program has no such bed (it does not import %s): %w", name, where.runs, where.pkg, provider.ErrNotSupported)
 	}
 	return open(o)
 }

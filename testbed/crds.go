@@ -20,8 +20,8 @@ import (
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-// fieldOwner is the test bed's server-side apply field manager.
-const fieldOwner = client.FieldOwner("polykube-testbed")
+// FieldOwner is the test bed's server-side apply field manager.
+const FieldOwner = client.FieldOwner("polykube-testbed")
 
 // ApplyCRDDir server-side applies every CRD in dir and waits until they are Established.
 func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.Wait) error {
@@ -56,7 +56,7 @@ func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.W
 			// the wait. What the server refuses fails at once.
 			var applyErr error
 			err := wait.For(ctx, w, "apply CRD "+u.GetName(), func(ctx context.Context) error {
-				applyErr = cl.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership)
+				applyErr = cl.Patch(ctx, u, client.Apply, FieldOwner, client.ForceOwnership)
 				if applyErr != nil && !slowServer(applyErr) {
 					return wait.Stop(applyErr)
 				}

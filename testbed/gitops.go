@@ -94,9 +94,9 @@ func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*un
 	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
 }
 
-// commitOf turns a revision as the test bed reports it (Flux's main@sha1:<hash>) into the
+// ArgoCDCommit turns a revision as the test bed reports it (Flux's main@sha1:<hash>) into the
 // commit Argo CD reports.
-func commitOf(revision string) string {
+func ArgoCDCommit(revision string) string {
 	if _, h, ok := strings.Cut(revision, ":"); ok {
 		return h
 	}

@@ -25,11 +25,12 @@ type RunKind struct {
 
 var runKinds []RunKind
 
-// RegisterRunKind makes DownAll tear down the runs of another kind with their own Down.
+// RegisterRunKind makes the host bed's DownAll (testbed/host) tear down the runs of another
+// kind with their own Down.
 func RegisterRunKind(k RunKind) { runKinds = append(runKinds, k) }
 
-// runKindOf is the registered kind whose marker the directory holds.
-func runKindOf(dir string) (RunKind, bool) {
+// RunKindOf is the registered kind whose marker the directory holds.
+func RunKindOf(dir string) (RunKind, bool) {
 	for _, k := range runKinds {
 		if _, err := os.Stat(filepath.Join(dir, k.Marker)); err == nil {
 			return k, true

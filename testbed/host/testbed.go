@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
@@ -123,7 +124,7 @@ func Open(opts Options) (*Testbed, error) {
 		opts.Log = os.Stderr
 	}
 	if opts.StateRoot == "" {
-		root, err := DefaultStateRoot()
+		root, err := testbed.DefaultStateRoot()
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +177,7 @@ func (tb *Testbed) Exists() bool {
 }
 
 func (tb *Testbed) readState() (*State, error) {
-	st, err := ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
+	st, err := testbed.ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
 	var unreadable *fs.PathError
 	if errors.As(err, &unreadable) {
 		return nil, err // a file the OS would not give us (permissions, I/O): removing the run is no cure
@@ -305,7 +306,7 @@ func (tb *Testbed) Client(name string) (client.Client, error) {
 		return nil, err
 	}
 	cfg.Timeout = 10 * time.Second
-	return client.New(cfg, client.Options{Scheme: Scheme})
+	return client.New(cfg, client.Options{Scheme: testbed.Scheme})
 }
 
 // GitURL is the clone URL of the served repository ("" before it serves).

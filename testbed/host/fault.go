@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
@@ -15,27 +16,27 @@ import (
 )
 
 // Stop puts the fault in effect for the cluster (the component stops).
-func (tb *Testbed) Stop(ctx context.Context, f Fault, cluster string) error {
+func (tb *Testbed) Stop(ctx context.Context, f testbed.Fault, cluster string) error {
 	return hostFaults.Inject(ctx, tb, tb.faultRun(), true, f, cluster)
 }
 
 // Start ends the fault for the cluster (the component starts again).
-func (tb *Testbed) Start(ctx context.Context, f Fault, cluster string) error {
+func (tb *Testbed) Start(ctx context.Context, f testbed.Fault, cluster string) error {
 	return hostFaults.Inject(ctx, tb, tb.faultRun(), false, f, cluster)
 }
 
-func (tb *Testbed) faultRun() FaultRun {
-	return FaultRun{Provider: tb.state.Topology.Provider, Cluster: func(name string) error {
+func (tb *Testbed) faultRun() testbed.FaultRun {
+	return testbed.FaultRun{Provider: tb.state.Topology.Provider, Cluster: func(name string) error {
 		_, err := tb.Cluster(name)
 		return err
 	}}
 }
 
-func init() { RegisterInjectors(provider.AddonsOnHost, hostFaults.Faults()) }
+func init() { testbed.RegisterInjectors(provider.AddonsOnHost, hostFaults.Faults()) }
 
 // hostFaults are the injectors of the bed whose add-ons run as host processes.
-var hostFaults = Injectors[*Testbed]{
-	FaultAPIServer: {
+var hostFaults = testbed.Injectors[*Testbed]{
+	testbed.FaultAPIServer: {
 		Stop: func(tb *Testbed, ctx context.Context, cluster string) error {
 			p, err := tb.Provider()
 			if err != nil {
@@ -51,7 +52,7 @@ var hostFaults = Injectors[*Testbed]{
 			return p.Start(ctx, cluster)
 		},
 	},
-	FaultOperator: {
+	testbed.FaultOperator: {
 		Stop: func(tb *Testbed, ctx context.Context, cluster string) error {
 			return tb.procs.Stop(ctx, operatorProc(cluster), true, tb.wait(topology.WaitProcess))
 		},
@@ -61,7 +62,7 @@ var hostFaults = Injectors[*Testbed]{
 			return tb.startOperator(ctx, cluster, true)
 		},
 	},
-	FaultFlux: {
+	testbed.FaultFlux: {
 		Stop: func(tb *Testbed, ctx context.Context, cluster string) error {
 			if tb.state.Topology.HasAddon(topology.AddonArgoCD) {
 				return tb.stopArgoCD(ctx, cluster)
@@ -80,7 +81,7 @@ var hostFaults = Injectors[*Testbed]{
 			return tb.startFlux(ctx, cluster)
 		},
 	},
-	FaultGit: {
+	testbed.FaultGit: {
 		Stop: func(tb *Testbed, ctx context.Context, _ string) error {
 			if err := tb.procs.Stop(ctx, gitProc, false, tb.wait(topology.WaitProcess)); err != nil {
 				return err

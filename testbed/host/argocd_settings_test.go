@@ -1,10 +1,12 @@
-package testbed
+package host
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/polykube/polykube/testbed/topology"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
+
+// crdWait is short: the fake client answers at once.
+var crdWait = topology.Wait{Timeout: topology.Duration{Duration: 5 * time.Second}, Interval: topology.Duration{Duration: 10 * time.Millisecond}}
 
 // Right after Argo CD's CRDs are established a loaded API server may not serve the AppProject
 // kind yet (the client's REST mapping finds no match): the default project is applied again

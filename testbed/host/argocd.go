@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
@@ -75,7 +76,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	health, err := LoadArgoCDHealthChecks(filepath.Join(src, ArgoCDHealthChecks))
+	health, err := testbed.LoadArgoCDHealthChecks(filepath.Join(src, testbed.ArgoCDHealthChecks))
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+		if err := testbed.ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := applyArgoCDSettings(ctx, cl, health, tb.wait(topology.WaitCRDs)); err != nil {
@@ -110,14 +111,14 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 // argocd-secret and the default AppProject, which Argo CD's API server would create and
 // which the test bed does not run.
 func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[string]string, w topology.Wait) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ArgoCDNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testbed.ArgoCDNamespace}}
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ArgoCDNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", testbed.ArgoCDNamespace, err)
 	}
 	labels := map[string]string{"app.kubernetes.io/part-of": "argocd"}
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ArgoCDNamespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: testbed.ArgoCDNamespace, Labels: labels},
 		Data:       map[string]string{},
 	}
 	for k, v := range health {
@@ -126,21 +127,21 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 	// The cluster is registered by its address (applyClusterSecret): nothing may deliver
 	// through a pod's ServiceAccount, which a process beside the cluster does not have.
 	cm.Data["cluster.inClusterEnabled"] = "false"
-	if err := cl.Patch(ctx, cm, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", ArgoCDNamespace, err)
+	if err := cl.Patch(ctx, cm, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", testbed.ArgoCDNamespace, err)
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: ArgoCDNamespace, Labels: labels},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: testbed.ArgoCDNamespace, Labels: labels},
 		Data: map[string][]byte{"server.secretkey": []byte(base64.StdEncoding.EncodeToString(key))}}
 	if err := cl.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Secret %s/argocd-secret: %w", ArgoCDNamespace, err)
+		return fmt.Errorf("create Secret %s/argocd-secret: %w", testbed.ArgoCDNamespace, err)
 	}
 	project := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
-		"metadata": map[string]any{"name": "default", "namespace": ArgoCDNamespace},
+		"metadata": map[string]any{"name": "default", "namespace": testbed.ArgoCDNamespace},
 		"spec": map[string]any{
 			"sourceRepos":              []any{"*"},
 			"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
@@ -151,7 +152,7 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 	// (the client finds no REST mapping): apply again within the wait. Other errors fail at once.
 	var applyErr error
 	if err := wait.For(ctx, w, "the AppProject kind to be served", func(ctx context.Context) error {
-		applyErr = cl.Patch(ctx, project, client.Apply, fieldOwner, client.ForceOwnership)
+		applyErr = cl.Patch(ctx, project, client.Apply, testbed.FieldOwner, client.ForceOwnership)
 		if applyErr != nil && !apimeta.IsNoMatchError(applyErr) {
 			return wait.Stop(applyErr)
 		}
@@ -160,7 +161,7 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 		if applyErr == nil {
 			applyErr = err
 		}
-		return fmt.Errorf("apply AppProject %s/default: %w", ArgoCDNamespace, applyErr)
+		return fmt.Errorf("apply AppProject %s/default: %w", testbed.ArgoCDNamespace, applyErr)
 	}
 	return nil
 }
@@ -243,7 +244,7 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	if err := tb.startProc(ctx, proc.Spec{
 		Name: appControllerProc(cluster), Path: bins.controller, Env: env, Dir: dir,
 		Args: []string{
-			"--namespace=" + ArgoCDNamespace,
+			"--namespace=" + testbed.ArgoCDNamespace,
 			fmt.Sprintf("--repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
 			fmt.Sprintf("--metrics-port=%d", cs.ArgoCD.ControllerMetrics),
 			"--redis=" + redisAddr,
@@ -265,7 +266,7 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	return tb.startProc(ctx, proc.Spec{
 		Name: appSetControllerProc(cluster), Path: bins.appSetController, Env: env, Dir: dir,
 		Args: []string{
-			"--namespace=" + ArgoCDNamespace,
+			"--namespace=" + testbed.ArgoCDNamespace,
 			fmt.Sprintf("--argocd-repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", cs.ArgoCD.AppSetMetrics),
 			"--probe-addr=0",
@@ -374,21 +375,21 @@ func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, clu
 	}
 	secret := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: ArgoCDNamespace,
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: testbed.ArgoCDNamespace,
 			Labels: all},
 		StringData: map[string]string{"name": cluster, "server": cfg.Host, "config": string(config)},
 	}
-	if err := cl.Patch(ctx, secret, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply the cluster Secret %s/%s: %w", ArgoCDNamespace, secret.Name, err)
+	if err := cl.Patch(ctx, secret, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply the cluster Secret %s/%s: %w", testbed.ArgoCDNamespace, secret.Name, err)
 	}
 	return nil
 }
 
 // applyApplications creates or updates the cluster's Applications.
 func (tb *Testbed) applyApplications(ctx context.Context, cl client.Client, cluster string) error {
-	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
-		if err := cl.Patch(ctx, a, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-			return fmt.Errorf("apply Application %s/%s: %w", ArgoCDNamespace, a.GetName(), err)
+	for _, a := range testbed.Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+		if err := cl.Patch(ctx, a, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply Application %s/%s: %w", testbed.ArgoCDNamespace, a.GetName(), err)
 		}
 	}
 	return nil
@@ -407,8 +408,8 @@ func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 		}
 		for _, name := range names {
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(ApplicationGVK)
-			u.SetNamespace(ArgoCDNamespace)
+			u.SetGroupVersionKind(testbed.ApplicationGVK)
+			u.SetNamespace(testbed.ArgoCDNamespace)
 			u.SetName(name)
 			if err := cl.Patch(ctx, u, client.RawPatch("application/merge-patch+json", patch)); err != nil {
 				return err
@@ -423,10 +424,10 @@ func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
 	top := tb.state.Topology
 	if top.Delivery == topology.DeliveryArgoCDCentral {
-		return top.ArgoCDHub(cluster), []string{CentralApplicationName(cluster)}
+		return top.ArgoCDHub(cluster), []string{testbed.CentralApplicationName(cluster)}
 	}
 	var names []string
-	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+	for _, a := range testbed.Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
 		names = append(names, a.GetName())
 	}
 	return cluster, names
@@ -434,7 +435,7 @@ func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
 
 // waitSynced waits until every Application delivering to the cluster synced the revision.
 func (tb *Testbed) waitSynced(ctx context.Context, cluster, revision string, w topology.Wait) error {
-	commit := commitOf(revision)
+	commit := testbed.ArgoCDCommit(revision)
 	hub, names := tb.argoCDApplications(cluster)
 	cl, err := tb.Client(hub)
 	if err != nil {
@@ -443,11 +444,11 @@ func (tb *Testbed) waitSynced(ctx context.Context, cluster, revision string, w t
 	return wait.For(ctx, w, fmt.Sprintf("Argo CD in %s to sync %s to %s", hub, revision, cluster), func(ctx context.Context) error {
 		for _, name := range names {
 			app := &unstructured.Unstructured{}
-			app.SetGroupVersionKind(ApplicationGVK)
-			if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
+			app.SetGroupVersionKind(testbed.ApplicationGVK)
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
 				return err
 			}
-			if err := AppSynced(app, commit); err != nil {
+			if err := testbed.AppSynced(app, commit); err != nil {
 				return err
 			}
 		}
@@ -486,14 +487,14 @@ func (tb *Testbed) argoCDHealth(ctx context.Context, cluster, revision string) e
 	}
 	for _, name := range names {
 		app := &unstructured.Unstructured{}
-		app.SetGroupVersionKind(ApplicationGVK)
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
+		app.SetGroupVersionKind(testbed.ApplicationGVK)
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
 			return err
 		}
 		if revision == "" {
 			continue
 		}
-		if err := AppSynced(app, commitOf(revision)); err != nil {
+		if err := testbed.AppSynced(app, testbed.ArgoCDCommit(revision)); err != nil {
 			return err
 		}
 	}

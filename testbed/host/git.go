@@ -1,16 +1,17 @@
-package testbed
+package host
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 )
 
-// CommitDir is CommitDir on this run.
+// CommitDir is testbed.CommitDir on this run.
 func (tb *Testbed) CommitDir(ctx context.Context, dir, name, message string) (string, error) {
-	return CommitDir(ctx, tb, dir, name, message)
+	return testbed.CommitDir(ctx, tb, dir, name, message)
 }
 
 // Commit commits a change to the served repository and asks Flux to fetch it now.

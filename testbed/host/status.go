@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -12,22 +12,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-func healthOf(err error, okDetail string) Health {
+func healthOf(err error, okDetail string) testbed.Health {
 	if err != nil {
-		return Health{Detail: err.Error()}
+		return testbed.Health{Detail: err.Error()}
 	}
-	return Health{OK: true, Detail: okDetail}
+	return testbed.Health{OK: true, Detail: okDetail}
 }
 
 // Status checks every cluster and add-on of the run.
-func (tb *Testbed) Status(ctx context.Context) *Report {
+func (tb *Testbed) Status(ctx context.Context) *testbed.Report {
 	top := tb.state.Topology
-	r := &Report{Run: filepath.Base(tb.dir), Dir: tb.dir, Provider: top.Provider}
+	r := &testbed.Report{Run: filepath.Base(tb.dir), Dir: tb.dir, Provider: top.Provider}
 	if top.HasAddon(topology.AddonGit) {
 		rev, err := "", error(nil)
 		if tb.GitURL() == "" {
@@ -56,10 +57,10 @@ func (tb *Testbed) Status(ctx context.Context) *Report {
 		h := healthOf(err, detail)
 		r.MeshMirror = &h
 	}
-	r.Clusters = make([]ClusterReport, len(top.Clusters))
+	r.Clusters = make([]testbed.ClusterReport, len(top.Clusters))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
 		i := indexOf(top, c.Name)
-		cr := ClusterReport{Name: c.Name}
+		cr := testbed.ClusterReport{Name: c.Name}
 		if cs := tb.state.Clusters[c.Name]; cs != nil {
 			cr.Context, cr.Kubeconfig = cs.Context, cs.Kubeconfig
 		}
@@ -108,7 +109,7 @@ func (tb *Testbed) fluxHealth(ctx context.Context, cluster, revision string) err
 		return err
 	}
 	ks := &kustomizev1.Kustomization{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
 		return err
 	}
 	ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)

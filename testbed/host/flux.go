@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
@@ -48,7 +49,7 @@ func (tb *Testbed) upFlux(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+		if err := testbed.ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := tb.startFlux(ctx, c.Name); err != nil {
@@ -90,7 +91,7 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 	if err != nil {
 		return err
 	}
-	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "RUNTIME_NAMESPACE=" + FluxNamespace}
+	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "RUNTIME_NAMESPACE=" + testbed.FluxNamespace}
 	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
 	storage := filepath.Join(tb.dir, "flux", cluster, "storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
@@ -132,13 +133,13 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 
 // applyFluxObjects creates or updates the cluster's GitRepository and Kustomization.
 func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, cluster string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxNamespace}}
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", testbed.FluxNamespace, err)
 	}
 	interval := metav1.Duration{Duration: tb.state.Topology.Flux.Interval.Duration}
 	applyInterval := metav1.Duration{Duration: tb.state.Topology.Flux.ApplyInterval.Duration}
-	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxObjectName, Namespace: testbed.FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, repo, func() error {
 		repo.Spec.URL = tb.GitURL()
 		repo.Spec.Interval = interval
@@ -146,7 +147,7 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 		repo.Spec.Reference = &sourcev1.GitRepositoryRef{Branch: gitrepo.Branch}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("apply GitRepository %s/%s: %w", FluxNamespace, FluxObjectName, err)
+		return fmt.Errorf("apply GitRepository %s/%s: %w", testbed.FluxNamespace, testbed.FluxObjectName, err)
 	}
 	// The operator (with the CRDs) has a Kustomization of its own, as users deliver it; the
 	// cluster's entry point depends on it.
@@ -160,19 +161,19 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	if withOperator {
 		dependsOn = []string{gitrepo.OperatorKustomization}
 	}
-	return applyKustomization(ctx, cl, FluxObjectName, "./"+gitrepo.ClusterPath(cluster), cluster, applyInterval, dependsOn)
+	return applyKustomization(ctx, cl, testbed.FluxObjectName, "./"+gitrepo.ClusterPath(cluster), cluster, applyInterval, dependsOn)
 }
 
 // applyKustomization creates or updates a Kustomization of the test bed's GitRepository.
 func applyKustomization(ctx context.Context, cl client.Client, name, path, cluster string, interval metav1.Duration, dependsOn []string) error {
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: FluxNamespace}}
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testbed.FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, ks, func() error {
 		ks.Spec.Interval = interval
 		ks.Spec.RetryInterval = &metav1.Duration{Duration: 5 * time.Second}
 		ks.Spec.Timeout = &metav1.Duration{Duration: time.Minute}
 		ks.Spec.Path = path
 		ks.Spec.Prune = true
-		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName}
+		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: testbed.FluxObjectName}
 		ks.Spec.PostBuild = &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}}
 		ks.Spec.DependsOn = nil
 		for _, d := range dependsOn {
@@ -180,7 +181,7 @@ func applyKustomization(ctx context.Context, cl client.Client, name, path, clust
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("apply Kustomization %s/%s: %w", FluxNamespace, name, err)
+		return fmt.Errorf("apply Kustomization %s/%s: %w", testbed.FluxNamespace, name, err)
 	}
 	return nil
 }
@@ -207,7 +208,7 @@ func (tb *Testbed) Fetch(ctx context.Context) {
 		if err != nil {
 			return err
 		}
-		repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+		repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxObjectName, Namespace: testbed.FluxNamespace}}
 		return cl.Patch(ctx, repo, client.RawPatch("application/merge-patch+json", patch))
 	})
 }
@@ -216,7 +217,7 @@ func (tb *Testbed) Fetch(ctx context.Context) {
 func (tb *Testbed) waitApplied(ctx context.Context, cl client.Client, cluster, revision string, w topology.Wait) error {
 	return wait.For(ctx, w, fmt.Sprintf("Flux in %s to apply %s", cluster, revision), func(ctx context.Context) error {
 		ks := &kustomizev1.Kustomization{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
 			return err
 		}
 		ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -34,7 +35,7 @@ var errCentralFault = errors.New("delivery argocd-central runs one Argo CD for e
 func (tb *Testbed) upArgoCDCentral(ctx context.Context, src, crdDir string, health map[string]string) error {
 	top := tb.state.Topology
 	hub := top.ArgoCDHub("")
-	appset, err := LoadApplicationSet(filepath.Join(src, ExampleApplicationSet), tb.GitURL(), gitrepo.Branch)
+	appset, err := testbed.LoadApplicationSet(filepath.Join(src, testbed.ExampleApplicationSet), tb.GitURL(), gitrepo.Branch)
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (tb *Testbed) upArgoCDCentral(ctx context.Context, src, crdDir string, heal
 	if err != nil {
 		return err
 	}
-	if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+	if err := testbed.ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 		return err
 	}
 	if err := applyArgoCDSettings(ctx, cl, health, tb.wait(topology.WaitCRDs)); err != nil {
@@ -50,17 +51,17 @@ func (tb *Testbed) upArgoCDCentral(ctx context.Context, src, crdDir string, heal
 	}
 	for _, c := range top.Clusters {
 		labels := maps.Clone(appset.Selector)
-		labels[ArgoCDClusterLabel] = c.Name
+		labels[testbed.ArgoCDClusterLabel] = c.Name
 		if err := tb.applyClusterSecret(ctx, cl, c.Name, labels); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(tb.log, " ! %s\n", CentralCredentialsNote(top))
+	fmt.Fprintf(tb.log, " ! %s\n", testbed.CentralCredentialsNote(top))
 	if err := tb.startArgoCD(ctx, hub); err != nil {
 		return err
 	}
-	if err := cl.Patch(ctx, appset.Object, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply the ApplicationSet %s/%s from %s: %w", ArgoCDNamespace, ArgoCDApplicationSetName, ExampleApplicationSet, err)
+	if err := cl.Patch(ctx, appset.Object, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply the ApplicationSet %s/%s from %s: %w", testbed.ArgoCDNamespace, testbed.ArgoCDApplicationSetName, testbed.ExampleApplicationSet, err)
 	}
 	return tb.forEachCluster(func(c topology.Cluster) error {
 		return tb.waitSynced(ctx, c.Name, tb.state.Git.Seeded, tb.wait(topology.WaitFluxReady))

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
@@ -54,7 +55,7 @@ func DownAll(ctx context.Context, opts Options) ([]string, error) {
 	root := opts.StateRoot
 	if root == "" {
 		var err error
-		if root, err = DefaultStateRoot(); err != nil {
+		if root, err = testbed.DefaultStateRoot(); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +72,7 @@ func DownAll(ctx context.Context, opts Options) ([]string, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if k, ok := runKindOf(filepath.Join(root, e.Name())); ok {
+		if k, ok := testbed.RunKindOf(filepath.Join(root, e.Name())); ok {
 			runs = append(runs, e.Name())
 			log := opts.Log
 			if log == nil {

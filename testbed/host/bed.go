@@ -1,6 +1,7 @@
-package testbed
+package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,12 +9,13 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
 // refuseDatapathOptions is the hermetic beds' answer to options only the datapath beds honour.
-func refuseDatapathOptions(o BedOptions) error {
+func refuseDatapathOptions(o testbed.BedOptions) error {
 	var set []string
 	for flag, on := range map[string]bool{"--dry-run": o.DryRun, "--images": o.Images != "", "--k0s-hosts": o.K0sHosts != "", "--git-listen": o.GitListen != ""} {
 		if on {
@@ -26,11 +28,11 @@ func refuseDatapathOptions(o BedOptions) error {
 	slices.Sort(set)
 	inCluster := provider.NamesAt(provider.AddonsInCluster)
 	return fmt.Errorf("%s: only the %s providers (real nodes) take it; add %s, or drop it for %s",
-		strings.Join(set, ", "), provider.Join(inCluster, "and", ""), provider.Join(inCluster, "or", "--provider "), cmpOr(o.Provider, topology.ProviderKwok))
+		strings.Join(set, ", "), provider.Join(inCluster, "and", ""), provider.Join(inCluster, "or", "--provider "), cmp.Or(o.Provider, topology.ProviderKwok))
 }
 
 func init() {
-	RegisterBed(provider.AddonsOnHost, func(o BedOptions) (Bed, error) {
+	testbed.RegisterBed(provider.AddonsOnHost, func(o testbed.BedOptions) (testbed.Bed, error) {
 		if err := refuseDatapathOptions(o); err != nil {
 			return nil, err
 		}
@@ -49,15 +51,15 @@ type HermeticBed struct {
 }
 
 var (
-	_ Bed                    = HermeticBed{}
-	_ OperatorImpersonation  = HermeticBed{}
-	_ MeshMirror             = HermeticBed{}
-	_ OperatorKubeconfigs    = HermeticBed{}
-	_ OperatorBinaries       = HermeticBed{}
-	_ OperatorReplicas       = HermeticBed{}
-	_ OperatorLeaderElection = HermeticBed{}
-	_ DemoStage              = HermeticBed{}
-	_ Fetcher                = HermeticBed{}
+	_ testbed.Bed                    = HermeticBed{}
+	_ testbed.OperatorImpersonation  = HermeticBed{}
+	_ testbed.MeshMirror             = HermeticBed{}
+	_ testbed.OperatorKubeconfigs    = HermeticBed{}
+	_ testbed.OperatorBinaries       = HermeticBed{}
+	_ testbed.OperatorReplicas       = HermeticBed{}
+	_ testbed.OperatorLeaderElection = HermeticBed{}
+	_ testbed.DemoStage              = HermeticBed{}
+	_ testbed.Fetcher                = HermeticBed{}
 )
 
 // Up brings the run up, removing what it made if it fails (unless the bed was opened with
@@ -106,5 +108,5 @@ func (b HermeticBed) Diagnose(ctx context.Context, dir string) error { return b.
 // WaitSlices waits until the operator of each cluster of slices reconciled the Workload (on
 // kwok no pod runs: the operator's status and the Deployment's replicas are the slice).
 func (b HermeticBed) WaitSlices(ctx context.Context, namespace, name string, slices map[string]int32) error {
-	return b.WaitReconciled(ctx, namespace, name, sortedIn(b.Topology().ClusterNames(), slices)...)
+	return b.WaitReconciled(ctx, namespace, name, testbed.SortedIn(b.Topology().ClusterNames(), slices)...)
 }
