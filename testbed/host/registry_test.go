@@ -102,7 +102,7 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	var b testbed.Bed
 	b, err = testbed.OpenBed(testbed.BedOptions{Provider: rec.name, Topology: top, StateRoot: root, Log: log})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(b).To(gomega.BeAssignableToTypeOf(HermeticBed{}))
+	g.Expect(b).To(gomega.BeAssignableToTypeOf(Bed{}))
 	g.Expect(b.Topology().Provider).To(gomega.Equal(rec.name))
 
 	err = b.Up(context.Background())
@@ -138,14 +138,14 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 
 // The providers a message names come from the registry: those whose add-ons run in their
 // clusters by default, joined for a sentence and for flags; a newly registered one is named too.
-func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
+func TestRefuseInClusterOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
 	g := gomega.NewWithT(t)
 	g.Expect(provider.Join([]string{"a"}, "or", "--provider ")).To(gomega.Equal("--provider a"))
 	g.Expect(provider.Join([]string{"a", "b", "c"}, "and", "")).To(gomega.Equal("a, b and c"))
 	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.ContainElements("k0s", "kind"))
 	g.Expect(provider.NamesAt(provider.AddonsInCluster)).NotTo(gomega.ContainElements("kwok", "existing"))
 
-	err := refuseDatapathOptions(testbed.BedOptions{DryRun: true})
+	err := refuseInClusterOptions(testbed.BedOptions{DryRun: true})
 	g.Expect(err).To(gomega.MatchError(gomega.HavePrefix("--dry-run: only the k0s")))
 	g.Expect(err.Error()).To(gomega.ContainSubstring("add --provider k0s"))
 	g.Expect(err.Error()).To(gomega.ContainSubstring("--provider kind"))
@@ -153,6 +153,6 @@ func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T
 
 	provider.Register(provider.Registration{Name: "zz-refuse-in-cluster", Placements: []provider.Placement{provider.AddonsInCluster},
 		New: func(provider.Setup) (provider.Provider, error) { return nil, errNoClusters }})
-	err = refuseDatapathOptions(testbed.BedOptions{DryRun: true})
+	err = refuseInClusterOptions(testbed.BedOptions{DryRun: true})
 	g.Expect(err.Error()).To(gomega.ContainSubstring(" or --provider zz-refuse-in-cluster, or drop it for kwok"))
 }
