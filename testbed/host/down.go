@@ -50,7 +50,8 @@ func (tb *Testbed) Down(ctx context.Context) error {
 
 // DownAll takes down every run under the state root, including runs left half-made by
 // earlier failures, and checks that no process or directory of theirs is left. A run of a
-// registered kind (RegisterRunKind) is torn down by its own bed.
+// registered kind (testbed.RegisterRunKind: the in-cluster bed's runs) is torn down by its
+// own bed.
 func DownAll(ctx context.Context, opts Options) ([]string, error) {
 	root := opts.StateRoot
 	if root == "" {
