@@ -158,7 +158,7 @@ test: tools host-redis ## Run everything that runs here: unit, real-API-server i
 test-prometheus: tools ## Run only the tests that need Prometheus or promtool (make test runs them too): promtool test rules, the dashboard's queries, the prometheus add-on.
 	@eval "$$($(TESTBED) tools env)" && export KUBEBUILDER_ASSETS && \
 	  $(GO) test $(GO_TEST_FLAGS) ./gitops/monitoring/ ./testbed/promserver/ && \
-	  $(GO) test $(GO_TEST_FLAGS) ./testbed/ -run 'TestPrometheus'
+	  $(GO) test $(GO_TEST_FLAGS) ./testbed/host/ -run 'TestPrometheus'
 
 .PHONY: bench
 bench: tools ## Run the benchmarks and print their figures beside their goals (not asserted); append them to docs/bench-history.tsv.

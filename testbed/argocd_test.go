@@ -111,7 +111,7 @@ func TestAppSynced(t *testing.T) {
 			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
-	NewWithT(t).Expect(commitOf("main@sha1:abc")).To(Equal("abc"))
+	NewWithT(t).Expect(ArgoCDCommit("main@sha1:abc")).To(Equal("abc"))
 }
 
 // TestExampleApplicationSet_DeliversTheOperatorWithItsClusterName builds, for each cluster of a

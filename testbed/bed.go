@@ -2,12 +2,11 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -21,8 +20,8 @@ import (
 )
 
 // Bed is one federation of test clusters with its add-ons (Git server, Flux, operator),
-// whatever its provider: the one interface the scenario harness uses, for kwok clusters (the
-// Testbed of this package) and for kind and k0s clusters (testbed/incluster) alike.
+// whatever its provider: the one interface the scenario harness uses, for kwok clusters
+// (testbed/host) and for kind and k0s clusters (testbed/incluster) alike.
 type Bed interface {
 	// Up brings the federation up (or reuses what is already up) and returns when every
 	// cluster applied the seeded Git revision.
@@ -150,28 +149,18 @@ type BedOptions struct {
 	Runner execx.Runner
 }
 
-// refuseDatapathOptions is the hermetic beds' answer to options only the datapath beds honour.
-func refuseDatapathOptions(o BedOptions) error {
-	var set []string
-	for flag, on := range map[string]bool{"--dry-run": o.DryRun, "--images": o.Images != "", "--k0s-hosts": o.K0sHosts != "", "--git-listen": o.GitListen != ""} {
-		if on {
-			set = append(set, flag)
-		}
-	}
-	if len(set) == 0 {
-		return nil
-	}
-	slices.Sort(set)
-	inCluster := provider.NamesAt(provider.AddonsInCluster)
-	return fmt.Errorf("%s: only the %s providers (real nodes) take it; add %s, or drop it for %s",
-		strings.Join(set, ", "), provider.Join(inCluster, "and", ""), provider.Join(inCluster, "or", "--provider "), cmpOr(o.Provider, topology.ProviderKwok))
-}
-
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
+}
+
+// bedPackages say, for the error of a program that links in no bed of a placement, where the
+// add-ons of that placement run and which package registers its bed.
+var bedPackages = map[provider.Placement]struct{ runs, pkg string }{
+	provider.AddonsOnHost:    {"as host processes", "testbed/host"},
+	provider.AddonsInCluster: {"in its clusters", "testbed/incluster"},
 }
 
 // BedOpener opens a bed of a provider.
@@ -183,7 +172,7 @@ var (
 )
 
 // RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
-// placement: this package registers the host-process bed, testbed/incluster the
+// placement: testbed/host registers the host-process bed, testbed/incluster the
 // in-cluster one. A provider registers itself (provider.Register) and is listed once, in
 // providers.go; no bed names it.
 func RegisterBed(placement provider.Placement, open BedOpener) {
@@ -200,19 +189,6 @@ func BedCapabilities(providerName string) ([]provider.Capability, bool) {
 		return nil, false
 	}
 	return reg.Capabilities, true
-}
-
-func init() {
-	RegisterBed(provider.AddonsOnHost, func(o BedOptions) (Bed, error) {
-		if err := refuseDatapathOptions(o); err != nil {
-			return nil, err
-		}
-		tb, err := Open(Options{Topology: o.Topology, Run: o.Run, StateRoot: o.StateRoot, Log: o.Log, SourceDir: o.SourceDir, BuildTools: o.BuildTools})
-		if err != nil {
-			return nil, err
-		}
-		return HermeticBed{Testbed: tb, up: UpOptions{Retain: o.Retain, SelfBinary: o.SelfBinary}}, nil
-	})
 }
 
 // OpenBed opens the bed of the options' provider: the one registered for where that
@@ -239,9 +215,10 @@ func OpenBed(o BedOptions) (Bed, error) {
 	open, ok := beds[placement]
 	bedsMu.Unlock()
 	if !ok {
-		// The in-cluster bed registers from testbed/incluster; a program that does not
-		// import it cannot open those runs.
-		return nil, fmt.Errorf("provider %s runs its add-ons in its clusters, and this program has no such bed (it does not import testbed/incluster): %w", name, provider.ErrNotSupported)
+		// Each bed registers from its own package; a program that does not import it cannot
+		// open the runs of its placement.
+		where := bedPackages[placement]
+		return nil, fmt.Errorf("provider %s runs its add-ons %s, and this program has no such bed (it does not import %s): %w", name, where.runs, where.pkg, provider.ErrNotSupported)
 	}
 	return open(o)
 }
@@ -295,69 +272,6 @@ func ProviderFlag(top *topology.Topology) string {
 	return " --provider " + top.Provider
 }
 
-// HermeticBed is the Testbed as a Bed.
-type HermeticBed struct {
-	*Testbed
-	up UpOptions
-}
-
-var (
-	_ Bed                    = HermeticBed{}
-	_ OperatorImpersonation  = HermeticBed{}
-	_ MeshMirror             = HermeticBed{}
-	_ OperatorKubeconfigs    = HermeticBed{}
-	_ OperatorBinaries       = HermeticBed{}
-	_ OperatorReplicas       = HermeticBed{}
-	_ OperatorLeaderElection = HermeticBed{}
-	_ DemoStage              = HermeticBed{}
-	_ Fetcher                = HermeticBed{}
-)
-
-// Up brings the run up, removing what it made if it fails (unless the bed was opened with
-// Retain).
-func (b HermeticBed) Up(ctx context.Context) error { return b.Testbed.Up(ctx, b.up) }
-
-// Kubeconfig is the cluster's admin kubeconfig and context, as the provider wrote them.
-func (b HermeticBed) Kubeconfig(cluster string) (string, string, error) {
-	c, err := b.Cluster(cluster)
-	if err != nil {
-		return "", "", err
-	}
-	return c.Kubeconfig, c.Context, nil
-}
-
-// Capabilities are the provider's.
-func (b HermeticBed) Capabilities() []provider.Capability {
-	p, err := b.Provider()
-	if err != nil {
-		return nil
-	}
-	return p.Capabilities()
-}
-
-// AdminConfig is the cluster's kubeconfig as the provider hands it out.
-func (b HermeticBed) AdminConfig(cluster string) (*rest.Config, error) {
-	c, err := b.Cluster(cluster)
-	if err != nil {
-		return nil, err
-	}
-	return c.RESTConfig()
-}
-
-// OperatorConfig is the kubeconfig the cluster's operator process runs with.
-func (b HermeticBed) OperatorConfig(_ context.Context, cluster string) (*rest.Config, error) {
-	path := b.OperatorKubeconfig(cluster)
-	if path == "" {
-		return nil, fmt.Errorf("the test bed runs no operator for cluster %q", cluster)
-	}
-	return provider.RESTConfig(path, "")
-}
-
-// Diagnose writes the run's diagnostics bundle.
-func (b HermeticBed) Diagnose(ctx context.Context, dir string) error { return b.CollectLogs(ctx, dir) }
-
-// WaitSlices waits until the operator of each cluster of slices reconciled the Workload (on
-// kwok no pod runs: the operator's status and the Deployment's replicas are the slice).
-func (b HermeticBed) WaitSlices(ctx context.Context, namespace, name string, slices map[string]int32) error {
-	return b.WaitReconciled(ctx, namespace, name, sortedIn(b.Topology().ClusterNames(), slices)...)
-}
+// ErrOperatorRan is returned by StartOperatorAs and StartReplicaAs when the operator did not
+// refuse to run.
+var ErrOperatorRan = errors.New("the operator did not refuse to run")

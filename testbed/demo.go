@@ -106,14 +106,14 @@ func Demo(ctx context.Context, b DemoStage, out io.Writer, o DemoOptions) (err e
 	deliver := func(rev string, slices map[string]int32, all bool) error {
 		var clusters []string
 		if !all {
-			clusters = sortedIn(top.ClusterNames(), slices)
+			clusters = SortedIn(top.ClusterNames(), slices)
 		}
 		start := time.Now()
 		if err := b.WaitDelivered(ctx, rev, clusters...); err != nil {
 			return err
 		}
 		if !planning {
-			fmt.Fprintf(out, "  Flux applied it in %v (%s)\n", sortedIn(top.ClusterNames(), slices), time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintf(out, "  Flux applied it in %v (%s)\n", SortedIn(top.ClusterNames(), slices), time.Since(start).Round(100*time.Millisecond))
 		}
 		if err := b.WaitSlices(ctx, DemoNamespace, DemoWorkload, slices); err != nil {
 			return err
@@ -280,8 +280,8 @@ func missingClusters(have []string, names ...string) []string {
 	return missing
 }
 
-// sortedIn are the keys of m in the order of names.
-func sortedIn(names []string, m map[string]int32) []string {
+// SortedIn are the keys of m in the order of names.
+func SortedIn(names []string, m map[string]int32) []string {
 	var in []string
 	for _, n := range names {
 		if _, ok := m[n]; ok {

@@ -1,11 +1,15 @@
-// Package testbed brings up and controls a hermetic Polykube federation on one machine: the
-// clusters of a topology (kwok by default), a Git server on loopback serving a GitOps
-// repository, Flux's source- and kustomize-controllers beside each cluster, and one operator
-// process per cluster holding only that cluster's ServiceAccount token.
+// Package testbed is what the two beds, the scenario harness and polykube-testbed share: the
+// Bed interface and its optional abilities, OpenBed, the fault table, the demo story told
+// against Bed, the health Report, where runs are kept (DefaultStateRoot, RunDir,
+// RecordedRuns), and the names and helpers both beds deliver with (Scheme, ApplyCRDDir, the
+// Flux and Argo CD objects).
 //
-// Everything a run creates lives under its state directory
-// (${XDG_STATE_HOME:-~/.local/state}/polykube/testbed/<run>): the provider's clusters, the
-// Git repositories, the process records (see package proc) and state.json. Every command
-// (up, status, fault, down) finds the run there, so the test bed survives between
-// invocations without a supervisor process; see docs/decisions/0003-testbed-processes.md.
+// The beds are its siblings: testbed/host runs the add-ons as host processes (kwok,
+// existing), testbed/incluster runs them in the clusters (kind, k0s). Each imports this
+// package and registers itself from its own init (RegisterBed, RegisterInjectors,
+// RegisterRunKind), as a provider registers itself (providers.go); OpenBed picks the bed
+// registered for where the run's add-ons run. This package imports neither bed: it could
+// not without an import cycle, as both need the interface and the table. The price is that
+// a program opens only the beds it imports (a blank import in polykube-testbed's main and
+// in the scenario harness); OpenBed names the missing package when one is not.
 package testbed

@@ -20,7 +20,7 @@ import (
 )
 
 // The datapath tier's Bed is a testbed.Bed: the scenario harness and `down --all` use it
-// through that interface, as they use the kwok Testbed.
+// through that interface, as they use the kwok bed (testbed/host).
 var _ testbed.Bed = (*Bed)(nil)
 
 // operatorTokenSeconds is how long an operator token from OperatorConfig lives: longer than

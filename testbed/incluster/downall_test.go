@@ -13,7 +13,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/polykube/polykube/testbed"
+	hostbed "github.com/polykube/polykube/testbed/host"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -66,7 +66,7 @@ func TestDownAll_EachRunByItsOwnProvider(t *testing.T) {
 	downAllRunner = fake
 	t.Cleanup(func() { downAllRunner = nil })
 
-	runs, err := testbed.DownAll(context.Background(), testbed.Options{StateRoot: root, Log: io.Discard})
+	runs, err := hostbed.DownAll(context.Background(), hostbed.Options{StateRoot: root, Log: io.Discard})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(runs).To(ConsistOf("polykube-kind", "scenarios"))
 	g.Expect(fake.deleted).To(ConsistOf(top.ClusterNames()), "every kind cluster of the run is deleted by the kind provider")

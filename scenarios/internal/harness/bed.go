@@ -8,7 +8,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed"
-	// The kind and k0s beds (the datapath tier) register themselves with testbed.OpenBed.
+	// The beds register themselves with testbed.OpenBed: the host-process one (kwok, the
+	// hermetic tier) and the in-cluster one (kind and k0s, the datapath tier).
+	_ "github.com/polykube/polykube/testbed/host"
 	_ "github.com/polykube/polykube/testbed/incluster"
 	"github.com/polykube/polykube/testbed/topology"
 )

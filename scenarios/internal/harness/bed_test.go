@@ -107,14 +107,15 @@ func TestOpenBed_TheRunPolykubeTestbedDownRemoves(t *testing.T) {
 	g.Expect(testbed.RunDir("/state", RunName, "kwok", provider.AddonsOnHost)).To(Equal("/state/scenarios"))
 }
 
-// The suite opens kind and k0s beds through testbed.OpenBed, which knows them only when the
-// datapath tier is linked in: the harness itself (not only this test, which imports the tier
-// for its dry runs) must depend on it, or `make e2e PROVIDER=kind` fails with "not supported".
+// The suite opens its beds through testbed.OpenBed, which knows a bed only when its package is
+// linked in (testbed/host for kwok, testbed/incluster for kind and k0s): the harness itself
+// (not only this test, which imports the in-cluster bed for its dry runs) must depend on both,
+// or `make e2e` fails with "not supported".
 func TestHarness_LinksEveryBed(t *testing.T) {
 	g := NewWithT(t)
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(strings.Fields(string(out))).To(ContainElement("github.com/polykube/polykube/testbed/incluster"))
+	g.Expect(strings.Fields(string(out))).To(ContainElements("github.com/polykube/polykube/testbed/host", "github.com/polykube/polykube/testbed/incluster"))
 	for _, p := range []string{topology.ProviderKwok, topology.ProviderKind, topology.ProviderK0s} {
 		b, err := testbed.OpenBed(testbed.BedOptions{Provider: p, Run: "probe", StateRoot: t.TempDir(), Log: &bytes.Buffer{}})
 		g.Expect(err).NotTo(HaveOccurred(), "provider %s", p)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/host"
 )
 
 func newDownCmd() *cobra.Command {
@@ -18,7 +18,7 @@ func newDownCmd() *cobra.Command {
 		Short: "Tear down a run (or, with --all, every run of every provider) and check nothing is left",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all {
-				runs, err := testbed.DownAll(cmd.Context(), testbed.Options{StateRoot: rf.stateDir, Log: cmd.ErrOrStderr()})
+				runs, err := host.DownAll(cmd.Context(), host.Options{StateRoot: rf.stateDir, Log: cmd.ErrOrStderr()})
 				for _, r := range runs {
 					fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", r)
 				}

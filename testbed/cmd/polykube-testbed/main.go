@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	// The kind and k0s beds register themselves with testbed.OpenBed.
+	// The beds register themselves with testbed.OpenBed: the host-process one (kwok,
+	// existing) and the in-cluster one (kind, k0s).
+	_ "github.com/polykube/polykube/testbed/host"
 	_ "github.com/polykube/polykube/testbed/incluster"
 )
 

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -13,16 +13,10 @@ import (
 	"sync"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-
-	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
@@ -31,34 +25,6 @@ import (
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
-
-// Scheme knows the kinds the test bed reads and writes: core, CRDs, Flux and Polykube.
-var Scheme = runtime.NewScheme()
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		sourcev1.AddToScheme, kustomizev1.AddToScheme, polykubev1alpha1.AddToScheme} {
-		if err := add(Scheme); err != nil {
-			panic(err)
-		}
-	}
-}
-
-// DefaultStateRoot is ${XDG_STATE_HOME:-~/.local/state}/polykube/testbed.
-func DefaultStateRoot() (string, error) {
-	if d := os.Getenv("POLYKUBE_TESTBED_STATE_DIR"); d != "" {
-		return d, nil
-	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the state directory: %w (set XDG_STATE_HOME or --state-dir)", err)
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(base, "polykube", "testbed"), nil
-}
 
 // Options configure a test bed.
 type Options struct {
@@ -158,7 +124,7 @@ func Open(opts Options) (*Testbed, error) {
 		opts.Log = os.Stderr
 	}
 	if opts.StateRoot == "" {
-		root, err := DefaultStateRoot()
+		root, err := testbed.DefaultStateRoot()
 		if err != nil {
 			return nil, err
 		}
@@ -210,25 +176,8 @@ func (tb *Testbed) Exists() bool {
 	return err == nil
 }
 
-// ReadRecorded reads a run's recorded state of type T from path (JSON, as a bed saves it);
-// nil and no error when nothing is recorded there. Both beds read their state.json with it.
-func ReadRecorded[T any](path string) (*T, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err // an *fs.PathError: it names the path
-	}
-	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return &v, nil
-}
-
 func (tb *Testbed) readState() (*State, error) {
-	st, err := ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
+	st, err := testbed.ReadRecorded[State](filepath.Join(tb.dir, "state.json"))
 	var unreadable *fs.PathError
 	if errors.As(err, &unreadable) {
 		return nil, err // a file the OS would not give us (permissions, I/O): removing the run is no cure
@@ -357,7 +306,7 @@ func (tb *Testbed) Client(name string) (client.Client, error) {
 		return nil, err
 	}
 	cfg.Timeout = 10 * time.Second
-	return client.New(cfg, client.Options{Scheme: Scheme})
+	return client.New(cfg, client.Options{Scheme: testbed.Scheme})
 }
 
 // GitURL is the clone URL of the served repository ("" before it serves).

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
@@ -107,10 +108,6 @@ func (tb *Testbed) clusterOperatorArgs(cluster string, cs *ClusterState) []strin
 	return operatorArgs(cluster, cs.Operator.Metrics, cs.Operator.Health, cs.Operator.LeaderElect, tb.state.Operator.ServiceAccount.Namespace)
 }
 
-// ErrOperatorRan is returned by StartOperatorAs and StartReplicaAs when the operator did not
-// refuse to run.
-var ErrOperatorRan = errors.New("the operator did not refuse to run")
-
 // StartOperatorAs runs the cluster's operator once with another --cluster-name, with the
 // cluster's own credentials, as a Flux entry point copied from another cluster would start
 // it, and returns what it printed when it refused to run. It is an error (wrapping
@@ -161,13 +158,13 @@ func (tb *Testbed) runOperatorAs(ctx context.Context, cluster, clusterName strin
 	var exit *exec.ExitError
 	switch {
 	case runCtx.Err() != nil:
-		return string(out), fmt.Errorf("%w: started as %q in cluster %s, it was still running after %s", ErrOperatorRan, clusterName, cluster, w.Timeout.Duration)
+		return string(out), fmt.Errorf("%w: started as %q in cluster %s, it was still running after %s", testbed.ErrOperatorRan, clusterName, cluster, w.Timeout.Duration)
 	case errors.As(err, &exit):
 		return string(out), nil
 	case err != nil:
 		return "", fmt.Errorf("run the operator of cluster %s as %q: %w", cluster, clusterName, err)
 	}
-	return string(out), fmt.Errorf("%w: started as %q in cluster %s, it exited without an error", ErrOperatorRan, clusterName, cluster)
+	return string(out), fmt.Errorf("%w: started as %q in cluster %s, it exited without an error", testbed.ErrOperatorRan, clusterName, cluster)
 }
 
 // SetOperatorLeaderElection runs the cluster's operator with leader election on or off. The

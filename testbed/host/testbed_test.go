@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/provider"
@@ -130,7 +131,7 @@ func appliedRevision(ctx context.Context, tb *Testbed, cluster string) (string, 
 		return "", err
 	}
 	ks := &kustomizev1.Kustomization{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
 		return "", err
 	}
 	return ks.Status.LastAppliedRevision, nil
@@ -193,14 +194,14 @@ func TestFederation_GitOps(t *testing.T) {
 	t.Run("a stopped API server is unreachable and comes back with its state", func(t *testing.T) {
 		g := gomega.NewWithT(t)
 		const c = "gcp-europe-west3"
-		g.Expect(tb.Stop(ctx, FaultAPIServer, c)).To(gomega.Succeed())
+		g.Expect(tb.Stop(ctx, testbed.FaultAPIServer, c)).To(gomega.Succeed())
 		g.Expect(tb.apiReachable(ctx, c)).NotTo(gomega.Succeed())
 		g.Expect(tb.apiReachable(ctx, "aws-eu-central-1")).To(gomega.Succeed())
 		// Git keeps moving while the cluster is down; the other cluster follows.
 		rev, err := tb.CommitDir(ctx, configMapDir(t, "two"), "probe", "")
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(tb.WaitDelivered(ctx, rev, "aws-eu-central-1")).To(gomega.Succeed())
-		g.Expect(tb.Start(ctx, FaultAPIServer, c)).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, testbed.FaultAPIServer, c)).To(gomega.Succeed())
 		g.Expect(tb.apiReachable(ctx, c)).To(gomega.Succeed())
 		tb.Fetch(ctx)
 		g.Expect(tb.WaitDelivered(ctx, rev, c)).To(gomega.Succeed())
@@ -209,14 +210,14 @@ func TestFederation_GitOps(t *testing.T) {
 
 	t.Run("a stopped Git server stops delivery, and delivery resumes when it is back", func(t *testing.T) {
 		g := gomega.NewWithT(t)
-		g.Expect(tb.Stop(ctx, FaultGit, "")).To(gomega.Succeed())
+		g.Expect(tb.Stop(ctx, testbed.FaultGit, "")).To(gomega.Succeed())
 		_, err := gitrepo.Head(ctx, tb.GitURL())
 		g.Expect(err).To(gomega.HaveOccurred())
 		_, err = tb.CommitDir(ctx, configMapDir(t, "three"), "probe", "")
 		g.Expect(err).To(gomega.HaveOccurred())
 		r := tb.Status(ctx)
 		g.Expect(r.Git.OK).To(gomega.BeFalse())
-		g.Expect(tb.Start(ctx, FaultGit, "")).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, testbed.FaultGit, "")).To(gomega.Succeed())
 		rev, err := tb.CommitDir(ctx, configMapDir(t, "three"), "probe", "")
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(tb.WaitDelivered(ctx, rev)).To(gomega.Succeed())
@@ -227,7 +228,7 @@ func TestFederation_GitOps(t *testing.T) {
 		const c = "aws-eu-central-1"
 		before, err := appliedRevision(ctx, tb, c)
 		g.Expect(err).NotTo(gomega.HaveOccurred())
-		g.Expect(tb.Stop(ctx, FaultFlux, c)).To(gomega.Succeed())
+		g.Expect(tb.Stop(ctx, testbed.FaultFlux, c)).To(gomega.Succeed())
 		r := tb.Status(ctx)
 		g.Expect(r.Clusters[0].Flux.OK).To(gomega.BeFalse())
 		rev, err := tb.CommitDir(ctx, configMapDir(t, "four"), "probe", "")
@@ -236,7 +237,7 @@ func TestFederation_GitOps(t *testing.T) {
 		g.Expect(tb.WaitDelivered(ctx, rev, "gcp-europe-west3")).To(gomega.Succeed())
 		g.Expect(appliedRevision(ctx, tb, c)).To(gomega.Equal(before))
 		g.Expect(probeData(ctx, tb, c)).To(gomega.Equal("three"))
-		g.Expect(tb.Start(ctx, FaultFlux, c)).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, testbed.FaultFlux, c)).To(gomega.Succeed())
 		g.Expect(tb.WaitDelivered(ctx, rev, c)).To(gomega.Succeed())
 		g.Expect(probeData(ctx, tb, c)).To(gomega.Equal("four"))
 	})
@@ -313,10 +314,10 @@ func TestFederation_Operators(t *testing.T) {
 	t.Run("a killed operator is down until restarted", func(t *testing.T) {
 		g := gomega.NewWithT(t)
 		const c = "aws-eu-central-1"
-		g.Expect(tb.Stop(ctx, FaultOperator, c)).To(gomega.Succeed())
+		g.Expect(tb.Stop(ctx, testbed.FaultOperator, c)).To(gomega.Succeed())
 		g.Expect(tb.operatorHealth(ctx, c)).NotTo(gomega.Succeed())
 		g.Expect(tb.operatorHealth(ctx, "gcp-europe-west3")).To(gomega.Succeed())
-		g.Expect(tb.Start(ctx, FaultOperator, c)).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, testbed.FaultOperator, c)).To(gomega.Succeed())
 		g.Expect(tb.operatorHealth(ctx, c)).To(gomega.Succeed())
 	})
 
@@ -337,8 +338,8 @@ func TestFederation_Operators(t *testing.T) {
 		spec, err := tb.procs.Spec(operatorProc(c))
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(spec.Path).To(gomega.Equal(other))
-		g.Expect(tb.Stop(ctx, FaultOperator, c)).To(gomega.Succeed())
-		g.Expect(tb.Start(ctx, FaultOperator, c)).To(gomega.Succeed())
+		g.Expect(tb.Stop(ctx, testbed.FaultOperator, c)).To(gomega.Succeed())
+		g.Expect(tb.Start(ctx, testbed.FaultOperator, c)).To(gomega.Succeed())
 		spec, err = tb.procs.Spec(operatorProc(c))
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(spec.Path).To(gomega.Equal(other), "a restart keeps the cluster's binary")

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +18,11 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/polykube/polykube/internal/toolchain"
-	"github.com/polykube/polykube/testbed/gitrepo"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
@@ -40,19 +37,6 @@ import (
 // address and the credentials Flux would run with, and in-cluster is turned off. Two
 // Applications stand where Flux's two Kustomizations stand: polykube-operator (operator/) and
 // polykube (clusters/<name>/).
-const (
-	ArgoCDNamespace = "argocd"
-	// ArgoCDOperatorApp applies the operator base; ArgoCDClusterApp the cluster's entry point.
-	ArgoCDOperatorApp = "polykube-operator"
-	ArgoCDClusterApp  = "polykube"
-	// ArgoCDHealthChecks is the argocd-cm fragment, in the checkout, with the health checks
-	// Polykube ships for its kinds; the test bed loads it into every Argo CD it runs.
-	ArgoCDHealthChecks = "gitops/argocd/health-checks.yaml"
-)
-
-// ApplicationGVK is Argo CD's Application; the test bed handles it unstructured, so as not to
-// link Argo CD (a module that needs a newer Go than Polykube's).
-var ApplicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
 
 // ArgoCDPorts are the loopback ports of a cluster's Argo CD processes; the ApplicationSet
 // ones only beside the hub of delivery argocd-central.
@@ -92,7 +76,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	health, err := LoadArgoCDHealthChecks(filepath.Join(src, ArgoCDHealthChecks))
+	health, err := testbed.LoadArgoCDHealthChecks(filepath.Join(src, testbed.ArgoCDHealthChecks))
 	if err != nil {
 		return err
 	}
@@ -104,7 +88,7 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+		if err := testbed.ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := applyArgoCDSettings(ctx, cl, health, tb.wait(topology.WaitCRDs)); err != nil {
@@ -123,35 +107,18 @@ func (tb *Testbed) upArgoCD(ctx context.Context) error {
 	})
 }
 
-// LoadArgoCDHealthChecks reads the data of the argocd-cm fragment that ships Polykube's health
-// checks (resource.customizations.health.<group>_<kind>: a Lua script each).
-func LoadArgoCDHealthChecks(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read Polykube's Argo CD health checks: %w", err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.UnmarshalStrict(data, &cm); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if cm.Name != "argocd-cm" || len(cm.Data) == 0 {
-		return nil, fmt.Errorf("%s: want the ConfigMap argocd-cm with health checks in its data, got %q with %d keys", path, cm.Name, len(cm.Data))
-	}
-	return cm.Data, nil
-}
-
 // applyArgoCDSettings creates the namespace, argocd-cm (with the health checks),
 // argocd-secret and the default AppProject, which Argo CD's API server would create and
 // which the test bed does not run.
 func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[string]string, w topology.Wait) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ArgoCDNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testbed.ArgoCDNamespace}}
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ArgoCDNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", testbed.ArgoCDNamespace, err)
 	}
 	labels := map[string]string{"app.kubernetes.io/part-of": "argocd"}
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ArgoCDNamespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: testbed.ArgoCDNamespace, Labels: labels},
 		Data:       map[string]string{},
 	}
 	for k, v := range health {
@@ -160,21 +127,21 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 	// The cluster is registered by its address (applyClusterSecret): nothing may deliver
 	// through a pod's ServiceAccount, which a process beside the cluster does not have.
 	cm.Data["cluster.inClusterEnabled"] = "false"
-	if err := cl.Patch(ctx, cm, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", ArgoCDNamespace, err)
+	if err := cl.Patch(ctx, cm, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply ConfigMap %s/argocd-cm: %w", testbed.ArgoCDNamespace, err)
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: ArgoCDNamespace, Labels: labels},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: testbed.ArgoCDNamespace, Labels: labels},
 		Data: map[string][]byte{"server.secretkey": []byte(base64.StdEncoding.EncodeToString(key))}}
 	if err := cl.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Secret %s/argocd-secret: %w", ArgoCDNamespace, err)
+		return fmt.Errorf("create Secret %s/argocd-secret: %w", testbed.ArgoCDNamespace, err)
 	}
 	project := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
-		"metadata": map[string]any{"name": "default", "namespace": ArgoCDNamespace},
+		"metadata": map[string]any{"name": "default", "namespace": testbed.ArgoCDNamespace},
 		"spec": map[string]any{
 			"sourceRepos":              []any{"*"},
 			"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
@@ -185,7 +152,7 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 	// (the client finds no REST mapping): apply again within the wait. Other errors fail at once.
 	var applyErr error
 	if err := wait.For(ctx, w, "the AppProject kind to be served", func(ctx context.Context) error {
-		applyErr = cl.Patch(ctx, project, client.Apply, fieldOwner, client.ForceOwnership)
+		applyErr = cl.Patch(ctx, project, client.Apply, testbed.FieldOwner, client.ForceOwnership)
 		if applyErr != nil && !apimeta.IsNoMatchError(applyErr) {
 			return wait.Stop(applyErr)
 		}
@@ -194,7 +161,7 @@ func applyArgoCDSettings(ctx context.Context, cl client.Client, health map[strin
 		if applyErr == nil {
 			applyErr = err
 		}
-		return fmt.Errorf("apply AppProject %s/default: %w", ArgoCDNamespace, applyErr)
+		return fmt.Errorf("apply AppProject %s/default: %w", testbed.ArgoCDNamespace, applyErr)
 	}
 	return nil
 }
@@ -277,7 +244,7 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	if err := tb.startProc(ctx, proc.Spec{
 		Name: appControllerProc(cluster), Path: bins.controller, Env: env, Dir: dir,
 		Args: []string{
-			"--namespace=" + ArgoCDNamespace,
+			"--namespace=" + testbed.ArgoCDNamespace,
 			fmt.Sprintf("--repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
 			fmt.Sprintf("--metrics-port=%d", cs.ArgoCD.ControllerMetrics),
 			"--redis=" + redisAddr,
@@ -299,7 +266,7 @@ func (tb *Testbed) startArgoCD(ctx context.Context, cluster string) error {
 	return tb.startProc(ctx, proc.Spec{
 		Name: appSetControllerProc(cluster), Path: bins.appSetController, Env: env, Dir: dir,
 		Args: []string{
-			"--namespace=" + ArgoCDNamespace,
+			"--namespace=" + testbed.ArgoCDNamespace,
 			fmt.Sprintf("--argocd-repo-server=127.0.0.1:%d", cs.ArgoCD.RepoServer), "--repo-server-plaintext",
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", cs.ArgoCD.AppSetMetrics),
 			"--probe-addr=0",
@@ -370,46 +337,6 @@ func (tb *Testbed) argoCDBinaries(cluster string) (argoCDBins, error) {
 	return b, nil
 }
 
-// Applications returns the cluster's two Applications: the operator base, with the cluster's
-// name passed to the operator by a Kustomize patch of the source (Argo CD has no Flux
-// post-build substitution: the patch appends --cluster-name, and the last flag wins, as in
-// examples/argocd), and the cluster's entry point. Both sync automatically with prune and
-// self-heal, server-side (the CRDs are large), retrying while the roster waits for the CRDs
-// the other one brings.
-func Applications(gitURL, cluster string, operator gitrepo.OperatorObject) []*unstructured.Unstructured {
-	app := func(name, path string, kustomize map[string]any) *unstructured.Unstructured {
-		source := map[string]any{"repoURL": gitURL, "targetRevision": gitrepo.Branch, "path": path}
-		if kustomize != nil {
-			source["kustomize"] = kustomize
-		}
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-			"metadata": map[string]any{"name": name, "namespace": ArgoCDNamespace},
-			"spec": map[string]any{
-				"project":     "default",
-				"source":      source,
-				"destination": map[string]any{"name": cluster},
-				"syncPolicy": map[string]any{
-					"automated":   map[string]any{"prune": true, "selfHeal": true},
-					"syncOptions": []any{"ServerSideApply=true"},
-					"retry": map[string]any{"limit": int64(20),
-						"backoff": map[string]any{"duration": "2s", "factor": int64(2), "maxDuration": "10s"}},
-				},
-			},
-		}}
-	}
-	var apps []*unstructured.Unstructured
-	if operator.Name != "" {
-		apps = append(apps, app(ArgoCDOperatorApp, gitrepo.OperatorDir, map[string]any{
-			"patches": []any{map[string]any{
-				"target": map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "name": operator.Name, "namespace": operator.Namespace},
-				"patch":  "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --cluster-name=" + cluster + "\n",
-			}},
-		}))
-	}
-	return append(apps, app(ArgoCDClusterApp, gitrepo.ClusterPath(cluster), nil))
-}
-
 // applyClusterSecret registers the cluster with the Argo CD of cl (its own, or the hub of
 // delivery argocd-central): a cluster Secret named after it, with the labels given, its API
 // server's address and the credentials of its kubeconfig (client certificates or a token, as
@@ -448,21 +375,21 @@ func (tb *Testbed) applyClusterSecret(ctx context.Context, cl client.Client, clu
 	}
 	secret := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: ArgoCDNamespace,
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-" + cluster, Namespace: testbed.ArgoCDNamespace,
 			Labels: all},
 		StringData: map[string]string{"name": cluster, "server": cfg.Host, "config": string(config)},
 	}
-	if err := cl.Patch(ctx, secret, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply the cluster Secret %s/%s: %w", ArgoCDNamespace, secret.Name, err)
+	if err := cl.Patch(ctx, secret, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply the cluster Secret %s/%s: %w", testbed.ArgoCDNamespace, secret.Name, err)
 	}
 	return nil
 }
 
 // applyApplications creates or updates the cluster's Applications.
 func (tb *Testbed) applyApplications(ctx context.Context, cl client.Client, cluster string) error {
-	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
-		if err := cl.Patch(ctx, a, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
-			return fmt.Errorf("apply Application %s/%s: %w", ArgoCDNamespace, a.GetName(), err)
+	for _, a := range testbed.Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+		if err := cl.Patch(ctx, a, client.Apply, testbed.FieldOwner, client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply Application %s/%s: %w", testbed.ArgoCDNamespace, a.GetName(), err)
 		}
 	}
 	return nil
@@ -481,8 +408,8 @@ func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 		}
 		for _, name := range names {
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(ApplicationGVK)
-			u.SetNamespace(ArgoCDNamespace)
+			u.SetGroupVersionKind(testbed.ApplicationGVK)
+			u.SetNamespace(testbed.ArgoCDNamespace)
 			u.SetName(name)
 			if err := cl.Patch(ctx, u, client.RawPatch("application/merge-patch+json", patch)); err != nil {
 				return err
@@ -492,72 +419,23 @@ func (tb *Testbed) refreshArgoCD(ctx context.Context) {
 	})
 }
 
-// commitOf turns a revision as the test bed reports it (Flux's main@sha1:<hash>) into the
-// commit Argo CD reports.
-func commitOf(revision string) string {
-	if _, h, ok := strings.Cut(revision, ":"); ok {
-		return h
-	}
-	return revision
-}
-
-// AppSynced says why an Application has not (yet) synced the commit: nil once it is Synced at
-// that commit and its last sync, if it ran one, succeeded. An Application that finds Git's
-// objects already in place (one the ApplicationSet generated again, or a commit that changes
-// nothing of its cluster) compares Synced and runs no sync of that commit: it is applied.
-func AppSynced(app *unstructured.Unstructured, commit string) error {
-	syncStatus, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
-	rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
-	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
-	opRev, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
-	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
-	switch {
-	case rev != commit:
-		return fmt.Errorf("Application %s compared %q, not yet %s (sync %s; last operation %s: %s)", app.GetName(), rev, commit, or(syncStatus, "unknown"), or(phase, "none"), msg)
-	case syncStatus != "Synced":
-		return fmt.Errorf("Application %s is %s at %s (last operation %s: %s)", app.GetName(), or(syncStatus, "not compared"), commit, or(phase, "none"), msg)
-	case phase == "" && opRev == "":
-	case opRev != commit && phase == "Succeeded":
-	case opRev != commit || phase != "Succeeded":
-		return fmt.Errorf("Application %s: the sync of %s has not succeeded (last operation at %q %s: %s)", app.GetName(), commit, opRev, or(phase, "none"), msg)
-	}
-	return nil
-}
-
-func or(s, dflt string) string {
-	if s == "" {
-		return dflt
-	}
-	return s
-}
-
 // argoCDApplications returns the cluster that holds the Applications delivering to the
 // cluster (the cluster itself, or the hub) and their names.
 func (tb *Testbed) argoCDApplications(cluster string) (string, []string) {
 	top := tb.state.Topology
 	if top.Delivery == topology.DeliveryArgoCDCentral {
-		return top.ArgoCDHub(cluster), []string{CentralApplicationName(cluster)}
+		return top.ArgoCDHub(cluster), []string{testbed.CentralApplicationName(cluster)}
 	}
 	var names []string
-	for _, a := range Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
+	for _, a := range testbed.Applications(tb.GitURL(), cluster, tb.state.Operator.Deployment) {
 		names = append(names, a.GetName())
 	}
 	return cluster, names
 }
 
-// ArgoCDClusterApplication names the Application that delivers the cluster's entry point
-// (clusters/<name>), and the cluster whose API server holds it, under the topology's Argo CD
-// delivery.
-func ArgoCDClusterApplication(top *topology.Topology, cluster string) (hub, name string) {
-	if top.Delivery == topology.DeliveryArgoCDCentral {
-		return top.ArgoCDHub(cluster), CentralApplicationName(cluster)
-	}
-	return cluster, ArgoCDClusterApp
-}
-
 // waitSynced waits until every Application delivering to the cluster synced the revision.
 func (tb *Testbed) waitSynced(ctx context.Context, cluster, revision string, w topology.Wait) error {
-	commit := commitOf(revision)
+	commit := testbed.ArgoCDCommit(revision)
 	hub, names := tb.argoCDApplications(cluster)
 	cl, err := tb.Client(hub)
 	if err != nil {
@@ -566,11 +444,11 @@ func (tb *Testbed) waitSynced(ctx context.Context, cluster, revision string, w t
 	return wait.For(ctx, w, fmt.Sprintf("Argo CD in %s to sync %s to %s", hub, revision, cluster), func(ctx context.Context) error {
 		for _, name := range names {
 			app := &unstructured.Unstructured{}
-			app.SetGroupVersionKind(ApplicationGVK)
-			if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
+			app.SetGroupVersionKind(testbed.ApplicationGVK)
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
 				return err
 			}
-			if err := AppSynced(app, commit); err != nil {
+			if err := testbed.AppSynced(app, commit); err != nil {
 				return err
 			}
 		}
@@ -609,14 +487,14 @@ func (tb *Testbed) argoCDHealth(ctx context.Context, cluster, revision string) e
 	}
 	for _, name := range names {
 		app := &unstructured.Unstructured{}
-		app.SetGroupVersionKind(ApplicationGVK)
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ArgoCDNamespace, Name: name}, app); err != nil {
+		app.SetGroupVersionKind(testbed.ApplicationGVK)
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.ArgoCDNamespace, Name: name}, app); err != nil {
 			return err
 		}
 		if revision == "" {
 			continue
 		}
-		if err := AppSynced(app, commitOf(revision)); err != nil {
+		if err := testbed.AppSynced(app, testbed.ArgoCDCommit(revision)); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/promserver"
 	"github.com/polykube/polykube/testbed/topology"
@@ -186,4 +187,4 @@ func (tb *Testbed) Prometheus(cluster string) (*promserver.Server, error) {
 }
 
 // The host bed can run the prometheus add-on.
-var _ PrometheusAddon = (*Testbed)(nil)
+var _ testbed.PrometheusAddon = (*Testbed)(nil)

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -52,7 +53,7 @@ func (tb *Testbed) CollectLogs(ctx context.Context, dest string) error {
 		defer cancel()
 		var errs []error
 		apps := &unstructured.UnstructuredList{}
-		apps.SetGroupVersionKind(ApplicationGVK.GroupVersion().WithKind("ApplicationList"))
+		apps.SetGroupVersionKind(testbed.ApplicationGVK.GroupVersion().WithKind("ApplicationList"))
 		for file, list := range map[string]client.ObjectList{
 			"applications.yaml":      apps,
 			"events.yaml":            &corev1.EventList{},

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -12,64 +12,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-// Health is the state of one component.
-type Health struct {
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail,omitempty"`
-}
-
-func healthOf(err error, okDetail string) Health {
+func healthOf(err error, okDetail string) testbed.Health {
 	if err != nil {
-		return Health{Detail: err.Error()}
+		return testbed.Health{Detail: err.Error()}
 	}
-	return Health{OK: true, Detail: okDetail}
-}
-
-// Report is the health of a run, collected without printing.
-type Report struct {
-	Run      string  `json:"run"`
-	Dir      string  `json:"dir"`
-	Provider string  `json:"provider"`
-	Git      *Health `json:"git,omitempty"`
-	Revision string  `json:"revision,omitempty"`
-	// MeshMirror is the mesh-mirror add-on's health, when the run has it.
-	MeshMirror *Health         `json:"meshMirror,omitempty"`
-	Clusters   []ClusterReport `json:"clusters"`
-}
-
-// ClusterReport is the health of one cluster and its add-ons.
-type ClusterReport struct {
-	Name       string  `json:"name"`
-	Context    string  `json:"context"`
-	Kubeconfig string  `json:"kubeconfig"`
-	APIServer  Health  `json:"apiServer"`
-	Flux       *Health `json:"flux,omitempty"`
-	ArgoCD     *Health `json:"argocd,omitempty"`
-	Operator   *Health `json:"operator,omitempty"`
-}
-
-// Healthy reports whether every component of the report is OK.
-func (r *Report) Healthy() bool {
-	if (r.Git != nil && !r.Git.OK) || (r.MeshMirror != nil && !r.MeshMirror.OK) {
-		return false
-	}
-	for _, c := range r.Clusters {
-		if !c.APIServer.OK || (c.Flux != nil && !c.Flux.OK) || (c.ArgoCD != nil && !c.ArgoCD.OK) || (c.Operator != nil && !c.Operator.OK) {
-			return false
-		}
-	}
-	return true
+	return testbed.Health{OK: true, Detail: okDetail}
 }
 
 // Status checks every cluster and add-on of the run.
-func (tb *Testbed) Status(ctx context.Context) *Report {
+func (tb *Testbed) Status(ctx context.Context) *testbed.Report {
 	top := tb.state.Topology
-	r := &Report{Run: filepath.Base(tb.dir), Dir: tb.dir, Provider: top.Provider}
+	r := &testbed.Report{Run: filepath.Base(tb.dir), Dir: tb.dir, Provider: top.Provider}
 	if top.HasAddon(topology.AddonGit) {
 		rev, err := "", error(nil)
 		if tb.GitURL() == "" {
@@ -98,10 +57,10 @@ func (tb *Testbed) Status(ctx context.Context) *Report {
 		h := healthOf(err, detail)
 		r.MeshMirror = &h
 	}
-	r.Clusters = make([]ClusterReport, len(top.Clusters))
+	r.Clusters = make([]testbed.ClusterReport, len(top.Clusters))
 	_ = tb.forEachCluster(func(c topology.Cluster) error {
 		i := indexOf(top, c.Name)
-		cr := ClusterReport{Name: c.Name}
+		cr := testbed.ClusterReport{Name: c.Name}
 		if cs := tb.state.Clusters[c.Name]; cs != nil {
 			cr.Context, cr.Kubeconfig = cs.Context, cs.Kubeconfig
 		}
@@ -150,7 +109,7 @@ func (tb *Testbed) fluxHealth(ctx context.Context, cluster, revision string) err
 		return err
 	}
 	ks := &kustomizev1.Kustomization{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
 		return err
 	}
 	ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)

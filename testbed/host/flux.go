@@ -1,23 +1,17 @@
-package testbed
+package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -27,22 +21,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/proc"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
-
-// The Flux objects the test bed creates in every cluster.
-const (
-	FluxNamespace = "flux-system"
-	// FluxObjectName names the GitRepository and the Kustomization.
-	FluxObjectName = "polykube"
-)
-
-// fieldOwner is the test bed's server-side apply field manager.
-const fieldOwner = client.FieldOwner("polykube-testbed")
 
 func sourceProc(cluster string) string    { return cluster + "-source-controller" }
 func kustomizeProc(cluster string) string { return cluster + "-kustomize-controller" }
@@ -64,7 +49,7 @@ func (tb *Testbed) upFlux(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
+		if err := testbed.ApplyCRDDir(ctx, cl, crdDir, tb.wait(topology.WaitCRDs)); err != nil {
 			return err
 		}
 		if err := tb.startFlux(ctx, c.Name); err != nil {
@@ -106,7 +91,7 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 	if err != nil {
 		return err
 	}
-	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "RUNTIME_NAMESPACE=" + FluxNamespace}
+	env := []string{"KUBECONFIG=" + cs.Kubeconfig, "RUNTIME_NAMESPACE=" + testbed.FluxNamespace}
 	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
 	storage := filepath.Join(tb.dir, "flux", cluster, "storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
@@ -148,13 +133,13 @@ func (tb *Testbed) startFlux(ctx context.Context, cluster string) error {
 
 // applyFluxObjects creates or updates the cluster's GitRepository and Kustomization.
 func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, cluster string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxNamespace}}
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", FluxNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", testbed.FluxNamespace, err)
 	}
 	interval := metav1.Duration{Duration: tb.state.Topology.Flux.Interval.Duration}
 	applyInterval := metav1.Duration{Duration: tb.state.Topology.Flux.ApplyInterval.Duration}
-	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+	repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxObjectName, Namespace: testbed.FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, repo, func() error {
 		repo.Spec.URL = tb.GitURL()
 		repo.Spec.Interval = interval
@@ -162,7 +147,7 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 		repo.Spec.Reference = &sourcev1.GitRepositoryRef{Branch: gitrepo.Branch}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("apply GitRepository %s/%s: %w", FluxNamespace, FluxObjectName, err)
+		return fmt.Errorf("apply GitRepository %s/%s: %w", testbed.FluxNamespace, testbed.FluxObjectName, err)
 	}
 	// The operator (with the CRDs) has a Kustomization of its own, as users deliver it; the
 	// cluster's entry point depends on it.
@@ -176,19 +161,19 @@ func (tb *Testbed) applyFluxObjects(ctx context.Context, cl client.Client, clust
 	if withOperator {
 		dependsOn = []string{gitrepo.OperatorKustomization}
 	}
-	return applyKustomization(ctx, cl, FluxObjectName, "./"+gitrepo.ClusterPath(cluster), cluster, applyInterval, dependsOn)
+	return applyKustomization(ctx, cl, testbed.FluxObjectName, "./"+gitrepo.ClusterPath(cluster), cluster, applyInterval, dependsOn)
 }
 
 // applyKustomization creates or updates a Kustomization of the test bed's GitRepository.
 func applyKustomization(ctx context.Context, cl client.Client, name, path, cluster string, interval metav1.Duration, dependsOn []string) error {
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: FluxNamespace}}
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testbed.FluxNamespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, cl, ks, func() error {
 		ks.Spec.Interval = interval
 		ks.Spec.RetryInterval = &metav1.Duration{Duration: 5 * time.Second}
 		ks.Spec.Timeout = &metav1.Duration{Duration: time.Minute}
 		ks.Spec.Path = path
 		ks.Spec.Prune = true
-		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: FluxObjectName}
+		ks.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: testbed.FluxObjectName}
 		ks.Spec.PostBuild = &kustomizev1.PostBuild{Substitute: map[string]string{gitrepo.ClusterNameVar: cluster}}
 		ks.Spec.DependsOn = nil
 		for _, d := range dependsOn {
@@ -196,7 +181,7 @@ func applyKustomization(ctx context.Context, cl client.Client, name, path, clust
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("apply Kustomization %s/%s: %w", FluxNamespace, name, err)
+		return fmt.Errorf("apply Kustomization %s/%s: %w", testbed.FluxNamespace, name, err)
 	}
 	return nil
 }
@@ -223,7 +208,7 @@ func (tb *Testbed) Fetch(ctx context.Context) {
 		if err != nil {
 			return err
 		}
-		repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: FluxObjectName, Namespace: FluxNamespace}}
+		repo := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: testbed.FluxObjectName, Namespace: testbed.FluxNamespace}}
 		return cl.Patch(ctx, repo, client.RawPatch("application/merge-patch+json", patch))
 	})
 }
@@ -232,7 +217,7 @@ func (tb *Testbed) Fetch(ctx context.Context) {
 func (tb *Testbed) waitApplied(ctx context.Context, cl client.Client, cluster, revision string, w topology.Wait) error {
 	return wait.For(ctx, w, fmt.Sprintf("Flux in %s to apply %s", cluster, revision), func(ctx context.Context) error {
 		ks := &kustomizev1.Kustomization{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: FluxNamespace, Name: FluxObjectName}, ks); err != nil {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: testbed.FluxObjectName}, ks); err != nil {
 			return err
 		}
 		ready := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
@@ -279,80 +264,4 @@ func (tb *Testbed) WaitDelivered(ctx context.Context, revision string, clusters 
 		}
 	}
 	return errors.Join(all...)
-}
-
-// ApplyCRDDir server-side applies every CRD in dir and waits until they are Established.
-func ApplyCRDDir(ctx context.Context, cl client.Client, dir string, w topology.Wait) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in %s", dir)
-	}
-	var names []string
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue // the list of the CRDs, as Argo CD's manifests/crds carries it
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return fmt.Errorf("decode %s: %w", f, err)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
-			u.SetManagedFields(nil)
-			// A loaded API server can answer a large CRD (Argo CD's ApplicationSet CRD is 1.5 MB)
-			// after the client's timeout; the apply is idempotent, so it is tried again within
-			// the wait. What the server refuses fails at once.
-			var applyErr error
-			err := wait.For(ctx, w, "apply CRD "+u.GetName(), func(ctx context.Context) error {
-				applyErr = cl.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership)
-				if applyErr != nil && !slowServer(applyErr) {
-					return wait.Stop(applyErr)
-				}
-				return applyErr
-			})
-			if err != nil {
-				if applyErr == nil {
-					applyErr = err
-				}
-				return fmt.Errorf("apply CRD %s from %s: %w", u.GetName(), f, applyErr)
-			}
-			names = append(names, u.GetName())
-		}
-	}
-	return wait.For(ctx, w, fmt.Sprintf("%d CRDs to be established", len(names)), func(ctx context.Context) error {
-		for _, n := range names {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := cl.Get(ctx, client.ObjectKey{Name: n}, crd); err != nil {
-				return err
-			}
-			established := false
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					established = true
-				}
-			}
-			if !established {
-				return fmt.Errorf("CRD %s is not established", n)
-			}
-		}
-		return nil
-	})
-}
-
-// slowServer reports an error of an API server too slow to answer in time (the client's
-// timeout, a server-side timeout or throttling), after which the same request may succeed.
-func slowServer(err error) bool {
-	var netErr net.Error
-	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
-		(errors.As(err, &netErr) && netErr.Timeout())
 }

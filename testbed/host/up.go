@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 	"github.com/polykube/polykube/testbed/pipeline"
@@ -298,7 +299,7 @@ func (tb *Testbed) binDir() string {
 // argoCDStep is the status line of the Argo CD add-on, which says which shape runs.
 func argoCDStep(top *topology.Topology) string {
 	if top.Delivery == topology.DeliveryArgoCDCentral {
-		return fmt.Sprintf("Installing Argo CD (one hub beside %s: application-, applicationset-controller, repo-server and Redis, with the ApplicationSet of %s over every cluster)", top.ArgoCDHub(""), ExampleApplicationSet)
+		return fmt.Sprintf("Installing Argo CD (one hub beside %s: application-, applicationset-controller, repo-server and Redis, with the ApplicationSet of %s over every cluster)", top.ArgoCDHub(""), testbed.ExampleApplicationSet)
 	}
 	return "Installing Argo CD (an application-controller, repo-server and Redis per cluster, each delivering to its own cluster)"
 }

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/onsi/gomega"
 
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -84,13 +85,13 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	})
 	g.Expect(provider.Names()).To(gomega.ContainElements("kwok", "kind", "k0s", "existing", "recording"))
 
-	caps, ok := BedCapabilities(rec.name)
+	caps, ok := testbed.BedCapabilities(rec.name)
 	g.Expect(ok).To(gomega.BeTrue())
 	g.Expect(caps).To(gomega.Equal([]provider.Capability{"recorded"}))
-	_, ok = BedCapabilities("minikube")
+	_, ok = testbed.BedCapabilities("minikube")
 	g.Expect(ok).To(gomega.BeFalse())
-	g.Expect(ProviderFlag(&topology.Topology{Provider: rec.name})).To(gomega.BeEmpty(), "a host-placement run is kept by name, as kwok's")
-	g.Expect(ProviderFlag(&topology.Topology{Provider: "recording-in-cluster"})).To(gomega.Equal(" --provider recording-in-cluster"))
+	g.Expect(testbed.ProviderFlag(&topology.Topology{Provider: rec.name})).To(gomega.BeEmpty(), "a host-placement run is kept by name, as kwok's")
+	g.Expect(testbed.ProviderFlag(&topology.Topology{Provider: "recording-in-cluster"})).To(gomega.Equal(" --provider recording-in-cluster"))
 	// A placement the provider does not register is refused, naming the one it has.
 	_, err := provider.PlacementOf(&topology.Topology{Provider: rec.name, AddonPlacement: topology.PlacementCluster})
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("provider recording cannot run the add-ons in cluster (its clusters run no real pods); use host")))
@@ -98,10 +99,10 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 	root := t.TempDir()
 	top := twoClusters(t, "git")
 	log := &syncBuffer{}
-	var b Bed
-	b, err = OpenBed(BedOptions{Provider: rec.name, Topology: top, StateRoot: root, Log: log})
+	var b testbed.Bed
+	b, err = testbed.OpenBed(testbed.BedOptions{Provider: rec.name, Topology: top, StateRoot: root, Log: log})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(b).To(gomega.BeAssignableToTypeOf(HermeticBed{}))
+	g.Expect(b).To(gomega.BeAssignableToTypeOf(Bed{}))
 	g.Expect(b.Topology().Provider).To(gomega.Equal(rec.name))
 
 	err = b.Up(context.Background())
@@ -119,10 +120,10 @@ func TestRegister_ANewProviderNeedsNoOtherChange(t *testing.T) {
 
 	// No bed in this program runs add-ons in clusters (testbed/incluster is not
 	// imported by this package's tests): the error says so instead of guessing.
-	_, err = OpenBed(BedOptions{Provider: "recording-in-cluster", StateRoot: root, Log: log})
+	_, err = testbed.OpenBed(testbed.BedOptions{Provider: "recording-in-cluster", StateRoot: root, Log: log})
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("runs its add-ons in its clusters, and this program has no such bed")))
 	g.Expect(errors.Is(err, provider.ErrNotSupported)).To(gomega.BeTrue())
-	_, err = OpenBed(BedOptions{Provider: "minikube", StateRoot: root, Log: log})
+	_, err = testbed.OpenBed(testbed.BedOptions{Provider: "minikube", StateRoot: root, Log: log})
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(`unknown provider "minikube"`)))
 }
 
@@ -137,14 +138,14 @@ func TestRegister_RefusesAnIncompleteOrSecondRegistration(t *testing.T) {
 
 // The providers a message names come from the registry: those whose add-ons run in their
 // clusters by default, joined for a sentence and for flags; a newly registered one is named too.
-func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
+func TestRefuseInClusterOptions_NamesTheRegisteredInClusterProviders(t *testing.T) {
 	g := gomega.NewWithT(t)
 	g.Expect(provider.Join([]string{"a"}, "or", "--provider ")).To(gomega.Equal("--provider a"))
 	g.Expect(provider.Join([]string{"a", "b", "c"}, "and", "")).To(gomega.Equal("a, b and c"))
 	g.Expect(provider.NamesAt(provider.AddonsInCluster)).To(gomega.ContainElements("k0s", "kind"))
 	g.Expect(provider.NamesAt(provider.AddonsInCluster)).NotTo(gomega.ContainElements("kwok", "existing"))
 
-	err := refuseDatapathOptions(BedOptions{DryRun: true})
+	err := refuseInClusterOptions(testbed.BedOptions{DryRun: true})
 	g.Expect(err).To(gomega.MatchError(gomega.HavePrefix("--dry-run: only the k0s")))
 	g.Expect(err.Error()).To(gomega.ContainSubstring("add --provider k0s"))
 	g.Expect(err.Error()).To(gomega.ContainSubstring("--provider kind"))
@@ -152,6 +153,6 @@ func TestRefuseDatapathOptions_NamesTheRegisteredInClusterProviders(t *testing.T
 
 	provider.Register(provider.Registration{Name: "zz-refuse-in-cluster", Placements: []provider.Placement{provider.AddonsInCluster},
 		New: func(provider.Setup) (provider.Provider, error) { return nil, errNoClusters }})
-	err = refuseDatapathOptions(BedOptions{DryRun: true})
+	err = refuseInClusterOptions(testbed.BedOptions{DryRun: true})
 	g.Expect(err.Error()).To(gomega.ContainSubstring(" or --provider zz-refuse-in-cluster, or drop it for kwok"))
 }

@@ -1,4 +1,4 @@
-package testbed
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/regserver"
 	"github.com/polykube/polykube/testbed/topology"
 )
@@ -66,4 +67,4 @@ func (tb *Testbed) Registry() (string, error) {
 }
 
 // The host bed can run the registry add-on.
-var _ RegistryAddon = (*Testbed)(nil)
+var _ testbed.RegistryAddon = (*Testbed)(nil)
