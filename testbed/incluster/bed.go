@@ -77,6 +77,7 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 	// A dry run of a command on a run (fault, git commit) reads what the run recorded.
 	if rec != nil {
 		b.state.GitAddr, b.state.Seeded, b.state.Operator, b.state.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
+		b.state.RegistryAddr, b.state.RegistryImage = rec.RegistryAddr, rec.RegistryImage
 		return b, nil
 	}
 	// No run: the Git server's address is not known; the operator is the one Up would seed.
@@ -170,7 +171,7 @@ func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config,
 func (b *Bed) MeshReady(ctx context.Context) error { return datapath.MeshStatus(ctx, b.env) }
 
 // EchoTemplate is the tier's echo server, from the image the tier built and loaded.
-func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(datapath.Image) }
+func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(b.image()) }
 
 // Backends is how many active backends the cluster's Cilium agents hold for the Service.
 func (b *Bed) Backends(ctx context.Context, cluster, namespace, service string, port int32) (int, error) {

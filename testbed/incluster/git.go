@@ -18,19 +18,12 @@ import (
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-// gitListen is where the Git server listens: a free port on the gateway of the nodes'
-// Docker network, which is an address of this host that pods reach (127.0.0.1 is not: it is
-// each node's own loopback), or GitListen for SSH hosts.
-func (b *Bed) gitListen(ctx context.Context) (string, error) {
-	if b.state.GitAddr != "" {
-		return b.state.GitAddr, nil
-	}
+// gateway is the IPv4 gateway of the nodes' Docker network: an address of this host that the
+// nodes and their pods reach (127.0.0.1 is not: it is each node's own loopback).
+func (b *Bed) gateway(ctx context.Context) (string, error) {
 	network := b.dockerNetwork()
-	if b.opts.GitListen != "" || network == "" {
-		if b.opts.GitListen == "" {
-			return "", fmt.Errorf("the %s clusters' nodes are not Docker containers of this host: give the Git server an address of this host that their pods reach (--git-listen host:port)", b.prov.Name())
-		}
-		return b.opts.GitListen, nil
+	if network == "" {
+		return "", fmt.Errorf("the %s clusters' nodes are not Docker containers of this host: there is no Docker network gateway for them to reach this host at", b.prov.Name())
 	}
 	out, err := b.env.Runner.Run(ctx, execx.Command("docker", "network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}"))
 	if err != nil {
@@ -46,12 +39,33 @@ func (b *Bed) gitListen(ctx context.Context) (string, error) {
 	if gw == "" {
 		return "", fmt.Errorf("Docker network %s has no IPv4 gateway (docker network inspect said %q)", network, strings.TrimSpace(string(out)))
 	}
+	return gw, nil
+}
+
+// gitListen is where the Git server listens: a free port on the gateway of the nodes'
+// Docker network, which is an address of this host that pods reach (127.0.0.1 is not: it is
+// each node's own loopback), or GitListen for SSH hosts.
+func (b *Bed) gitListen(ctx context.Context) (string, error) {
+	if b.state.GitAddr != "" {
+		return b.state.GitAddr, nil
+	}
+	network := b.dockerNetwork()
+	if b.opts.GitListen != "" || network == "" {
+		if b.opts.GitListen == "" {
+			return "", fmt.Errorf("the %s clusters' nodes are not Docker containers of this host: give the Git server an address of this host that their pods reach (--git-listen host:port)", b.prov.Name())
+		}
+		return b.opts.GitListen, nil
+	}
+	gw, err := b.gateway(ctx)
+	if err != nil {
+		return "", err
+	}
 	if b.opts.DryRun {
 		return gw + ":<port>", nil
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
 	if err != nil {
-		return "", fmt.Errorf("listen on %s, the gateway of Docker network %s: %w; the datapath tier needs the Docker bridge on this host (Linux; Docker Desktop's VM hides it)", gw, network, err)
+		return "", fmt.Errorf("listen on %s, the gateway of Docker network %s: %w; the datapath tier needs the Docker bridge on this host (Linux; Docker Desktop's VM hides it)", gw, b.dockerNetwork(), err)
 	}
 	addr := l.Addr().String()
 	l.Close()
@@ -91,7 +105,7 @@ func (b *Bed) upGit(ctx context.Context) error {
 			return err
 		}
 	}
-	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), datapath.Image)
+	seed, err := datapath.Seed(b.state.Topology, gitrepo.SourcesIn(b.opts.SourceDir), b.image())
 	if err != nil {
 		return err
 	}

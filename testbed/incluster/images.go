@@ -33,6 +33,9 @@ func (b *Bed) loadImages(ctx context.Context) error {
 		return fmt.Errorf("provider %s cannot load images into its nodes (%w): the clusters must have or pull %s themselves", b.prov.Name(), provider.ErrNotSupported, strings.Join(b.imageRefs(), ", "))
 	}
 	refs := b.imageRefs()
+	if len(refs) == 0 {
+		return nil
+	}
 	archive := b.imageArchive()
 	if _, err := b.env.Runner.Run(ctx, execx.Command("docker", append([]string{"save", "--output", archive}, refs...)...)); err != nil {
 		return fmt.Errorf("save %s: %w", strings.Join(refs, ", "), err)
@@ -42,9 +45,13 @@ func (b *Bed) loadImages(ctx context.Context) error {
 }
 
 // imageRefs are the images the nodes need that the bed provides: the Polykube image and, with
-// local images, Cilium's (in clusters the bed created) and Flux's.
+// local images, Cilium's (in clusters the bed created) and Flux's. With the registry add-on the
+// nodes pull the Polykube image from the registry instead.
 func (b *Bed) imageRefs() []string {
-	refs := []string{datapath.Image}
+	var refs []string
+	if !b.usesRegistry() {
+		refs = append(refs, datapath.Image)
+	}
 	if b.state.Topology.Images == datapath.ImagesLocal {
 		if b.ownsClusters() {
 			refs = append(refs, datapath.LocalCiliumImages().List()...)
@@ -59,7 +66,11 @@ func (b *Bed) imageRefs() []string {
 // checkNothingPulled fails when any kubelet reported pulling an image: with local images every
 // image must have been in the node already.
 func (b *Bed) checkNothingPulled(ctx context.Context) error {
-	if !b.env.Runner.Note("list the Events of every cluster and fail on any \"Pulling\" (kubelet pulls an image)") {
+	but := ""
+	if b.usesRegistry() {
+		but = " but from the run's registry"
+	}
+	if !b.env.Runner.Note("list the Events of every cluster and fail on any \"Pulling\" (kubelet pulls an image)%s", but) {
 		return nil
 	}
 	pulled, err := datapath.PulledImages(ctx, b.env)
@@ -69,11 +80,13 @@ func (b *Bed) checkNothingPulled(ctx context.Context) error {
 	var lines []string
 	for _, m := range b.env.Members {
 		for _, p := range pulled[m.Name] {
-			lines = append(lines, m.Name+": "+p)
+			if !b.fromRegistry(p) {
+				lines = append(lines, m.Name+": "+p)
+			}
 		}
 	}
 	if len(lines) > 0 {
-		return fmt.Errorf("with local images nothing may be pulled, but kubelet pulled:\n  %s", strings.Join(lines, "\n  "))
+		return fmt.Errorf("with local images nothing may be pulled but from the run's registry, but kubelet pulled:\n  %s", strings.Join(lines, "\n  "))
 	}
 	fmt.Fprintf(b.opts.Log, "   no kubelet of %d clusters reported pulling an image\n", len(b.env.Members))
 	return nil

@@ -14,7 +14,11 @@ type State struct {
 	Topology *topology.Topology `json:"topology"`
 	K0sHosts string             `json:"k0sHosts,omitempty"`
 	GitAddr  string             `json:"gitAddr,omitempty"`
-	Seeded   string             `json:"seeded,omitempty"`
+	// RegistryAddr is the registry add-on's host:port, recorded at its first start.
+	RegistryAddr string `json:"registryAddr,omitempty"`
+	// RegistryImage is the Polykube image in the registry, by digest, once pushed.
+	RegistryImage string `json:"registryImage,omitempty"`
+	Seeded        string `json:"seeded,omitempty"`
 	// Operator is the operator Deployment found in the rendered operator base.
 	Operator gitrepo.OperatorObject `json:"operator"`
 	// ServiceAccount is the operator's ServiceAccount in the rendered operator base.

@@ -256,3 +256,30 @@ func TestUp_LocalImagesAreAllLoaded(t *testing.T) {
 	want = append(want, datapath.LocalFluxImages().List()...)
 	g.Expect(saved).To(ConsistOf(want))
 }
+
+// With the registry add-on the nodes pull the Polykube image from the run's registry: it is
+// started on the kind network's gateway (loopback is each node's own), every node's containerd
+// is pointed at it, the image is pushed there and not loaded into the nodes, and the operator
+// the seed delivers names it in the registry by digest.
+func TestUp_WithTheRegistryTheNodesPullPolykube(t *testing.T) {
+	g := NewWithT(t)
+	top := topology.Default()
+	top.Addons = append(top.Addons, topology.AddonRegistry)
+	b, dry, out := dryRun(t, Options{Topology: top, Provider: topology.ProviderKind, Images: datapath.ImagesLocal})
+	if err := b.Up(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	plan := out.String()
+	g.Expect(plan).To(ContainSubstring("start the registry (toolchain registry) on 172.18.0.1:<port>"))
+	g.Expect(plan).To(ContainSubstring("write /etc/containerd/certs.d/172.18.0.1:<port>/hosts.toml into every node of onprem-fra"))
+	g.Expect(plan).To(ContainSubstring("push " + datapath.Image + " to 172.18.0.1:<port>/polykube/polykube"))
+	g.Expect(plan).To(ContainSubstring("crictl images"))
+	var loaded []string
+	for _, c := range dry.Commands() {
+		if c.Path == "docker" && c.Args[0] == "save" && c.Args[2] != "/run/polykube/polykube-push.tar" {
+			loaded = append(loaded, c.Args[3:]...)
+		}
+	}
+	g.Expect(loaded).NotTo(ContainElement(datapath.Image), "the Polykube image reaches the nodes from the registry, not by a load")
+	g.Expect(b.EchoTemplate().Spec.Containers[0].Image).To(Equal("172.18.0.1:<port>/polykube/polykube@sha256:<digest>"))
+}

@@ -99,6 +99,7 @@ func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 		{What: "Checking that the clusters have no Flux or Polykube of their own", Run: func() error { return b.checkNothingInstalled(ctx) }, Skip: owned},
 		{What: "Building the Polykube image " + datapath.Image, Run: func() error { return b.buildImage(ctx) }},
 		{What: "Loading images into every node", Run: func() error { return b.loadImages(ctx) }, Skip: !canLoad},
+		{What: "Starting the registry, pointing every node's containerd at it and pushing the Polykube image", Run: func() error { return b.upRegistry(ctx) }, Skip: !b.usesRegistry()},
 		{What: "Starting the WireGuard overlay on every node (network: isolated)", Run: func() error { return b.startOverlay(ctx) }, Skip: !top.Isolated()},
 		{What: "Installing Cilium " + datapath.CiliumVersion + " with Helm", Run: func() error {
 			opts, err := b.ciliumOptions(ctx)
@@ -116,6 +117,7 @@ func (b *Bed) actions(ctx context.Context) []pipeline.Action {
 		{What: "Installing Flux", Run: func() error { return b.upFlux(ctx) }, Skip: !has(topology.AddonFlux)},
 		{What: "Waiting for the operators", Run: func() error { return b.waitOperators(ctx) }, Skip: !has(topology.AddonOperator)},
 		{What: "Checking that nothing was pulled", Run: func() error { return b.checkNothingPulled(ctx) }, Skip: !local},
+		{What: "Checking that every node pulled the Polykube image from the registry", Run: func() error { return b.checkPulledFromRegistry(ctx) }, Skip: !b.usesRegistry() || !has(topology.AddonOperator)},
 		{What: "Recording the run", Run: b.saveState},
 	}
 }

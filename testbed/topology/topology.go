@@ -257,8 +257,10 @@ type PrometheusOptions struct {
 // RegistryOptions configure the registry add-on.
 type RegistryOptions struct {
 	// Address is the IP address the registry listens on, over plain HTTP (default 127.0.0.1:
-	// the hermetic tier's Flux and operators are processes of this machine). Kind nodes would
-	// reach it at their docker network's gateway; their containerd is not yet configured to.
+	// the hermetic tier's Flux and operators are processes of this machine). With add-ons in
+	// kind clusters a loopback address is replaced by the gateway of the nodes' Docker network,
+	// where their containerd is pointed at it (a hosts.toml in every node) and pulls the
+	// Polykube image from it.
 	Address string `json:"address,omitempty"`
 }
 

@@ -61,6 +61,9 @@ type Options struct {
 	// and later then refuse to start unless told to accept it (failCgroupV1: false), which a
 	// KubeletConfiguration patch in the kind config does.
 	CgroupV1 bool
+	// RegistryHosts makes the nodes' containerd read registry hosts from RegistryHostsDir, so
+	// that TrustRegistry can point them at the run's registry (the registry add-on).
+	RegistryHosts bool
 	// Runner runs the docker CLI (stop, start, save) and prints the plan in a dry run;
 	// default execx.Exec.
 	Runner execx.Runner
@@ -157,6 +160,9 @@ func Config(c topology.Cluster, o Options) (*kindv1alpha4.Cluster, error) {
 	}
 	if o.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, KubeletCgroupV1Patch)
+	}
+	if o.RegistryHosts {
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, ContainerdRegistryPatch)
 	}
 	for range o.Workers {
 		cfg.Nodes = append(cfg.Nodes, kindv1alpha4.Node{Role: kindv1alpha4.WorkerRole, Image: image})

@@ -159,3 +159,17 @@ func TestProvider_DryRunPrintsTheConfigAndDockerCommands(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// With a registry the nodes' containerd reads registry hosts from the directory TrustRegistry
+// writes; without one the configuration is kind's own. The hosts.toml pulls over plain HTTP.
+func TestConfig_RegistryHostsPointContainerdAtTheHostsDirectory(t *testing.T) {
+	g := NewWithT(t)
+	c := kindTopology().Clusters[0]
+	cfg, err := Config(c, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.ContainerdConfigPatches).To(BeEmpty())
+	cfg, err = Config(c, Options{RegistryHosts: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.ContainerdConfigPatches).To(ConsistOf(ContainSubstring(`config_path = "/etc/containerd/certs.d"`)))
+	g.Expect(RegistryHostsTOML("172.18.0.1:5000")).To(Equal("server = \"http://172.18.0.1:5000\"\n\n[host.\"http://172.18.0.1:5000\"]\n  capabilities = [\"pull\", \"resolve\"]\n"))
+}
