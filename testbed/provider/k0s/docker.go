@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/polykube/polykube/testbed/ports"
 	"github.com/polykube/polykube/testbed/topology"
 	"github.com/polykube/polykube/testbed/wait"
 )
@@ -77,8 +78,15 @@ func ControllerCommand(cgroupV1 bool) string {
 }
 
 // DockerRunArgs are the arguments of `docker run` for a cluster's k0s container, from a k0s
-// image (k0s's own, or the node image built here).
-func DockerRunArgs(name, configPath, image string, cgroupV1 bool) []string {
+// image (k0s's own, or the node image built here). The API server is published on hostPort of
+// 127.0.0.1, chosen at creation as kind does: Docker keeps a port it was given across a restart,
+// where one it picked itself (hostPort 0, only in a dry run's plan) changes on every `docker
+// start`, and clients holding the old address (the scenario suite's) lose the cluster.
+func DockerRunArgs(name, configPath, image string, hostPort int, cgroupV1 bool) []string {
+	published := "127.0.0.1::" + strconv.Itoa(APIServerPort)
+	if hostPort != 0 {
+		published = "127.0.0.1:" + strconv.Itoa(hostPort) + ":" + strconv.Itoa(APIServerPort)
+	}
 	return []string{"run", "--detach",
 		"--name", ContainerName(name), "--hostname", ContainerName(name),
 		"--network", Network,
@@ -89,7 +97,7 @@ func DockerRunArgs(name, configPath, image string, cgroupV1 bool) []string {
 		"--volume", "/lib/modules:/lib/modules:ro",
 		"--volume", "/var/lib/k0s",
 		"--volume", configPath + ":/etc/k0s/k0s.yaml:ro",
-		"--publish", "127.0.0.1::" + strconv.Itoa(APIServerPort),
+		"--publish", published,
 		// The image's entry point tells the role from its command line when the command is
 		// k0s; here the command is a shell, so the role is given.
 		"--env", "K0S_ENTRYPOINT_ROLE=controller+worker",
@@ -133,7 +141,15 @@ func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminK
 		return nil, err
 	}
 	if !exists {
-		if _, err := p.run(ctx, "docker", DockerRunArgs(c.Name, configPath, p.o.NodeImage, p.o.CgroupV1)...); err != nil {
+		var hostPort int
+		if !p.o.Runner.DryRun() {
+			free, err := ports.Free(1)
+			if err != nil {
+				return nil, fmt.Errorf("find a free port for the API server of %s: %w", c.Name, err)
+			}
+			hostPort = free[0]
+		}
+		if _, err := p.run(ctx, "docker", DockerRunArgs(c.Name, configPath, p.o.NodeImage, hostPort, p.o.CgroupV1)...); err != nil {
 			return nil, fmt.Errorf("start the k0s container of %s: %w", c.Name, err)
 		}
 	}
@@ -186,7 +202,8 @@ func (d *dockerBackend) start(ctx context.Context, name string) (*adminKubeconfi
 	if _, err := d.p.run(ctx, "docker", "start", ContainerName(name)); err != nil {
 		return nil, fmt.Errorf("start k0s cluster %s: %w", name, err)
 	}
-	// Docker publishes the API server on a new host port after a restart.
+	// The published port is fixed at creation; the kubeconfig is read again all the same
+	// (containers created by an earlier version had Docker pick it, and it moves on restart).
 	return d.kubeconfig(ctx, name)
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -218,7 +219,7 @@ func TestProvider_DryRun(t *testing.T) {
 // made shared before k0s starts.
 func TestDockerRunArgs_PrivateCgroupsAndSharedMounts(t *testing.T) {
 	g := NewWithT(t)
-	args := DockerRunArgs("a", "/run/a/k0s.yaml", Image("v1.36.3+k0s.2"), false)
+	args := DockerRunArgs("a", "/run/a/k0s.yaml", Image("v1.36.3+k0s.2"), 0, false)
 	g.Expect(args).To(ContainElement("--cgroupns=private"))
 	g.Expect(args).NotTo(ContainElement("--cgroupns=host"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("/sys/fs/cgroup:")))
@@ -335,4 +336,45 @@ func TestProvider_CreatesTheNetworkOnce(t *testing.T) {
 	}
 	wg.Wait()
 	g.Expect(d.networks).To(Equal(1), "networks named %s", Network)
+}
+
+// publishingDocker answers what Create asks of Docker and records the `docker run`.
+// Once the container runs it cancels the creation: the test needs nothing after.
+type publishingDocker struct {
+	run    []string
+	cancel context.CancelFunc
+}
+
+func (d *publishingDocker) Run(_ context.Context, c execx.Cmd) ([]byte, error) {
+	switch {
+	case c.Path == "docker" && c.Args[0] == "network", c.Path == "docker" && c.Args[0] == "ps":
+		return nil, nil
+	case c.Path == "docker" && c.Args[0] == "run":
+		d.run = c.Args
+		d.cancel()
+		return []byte("0123456789ab\n"), nil
+	}
+	return nil, errors.New("not in this test")
+}
+func (d *publishingDocker) DryRun() bool             { return false }
+func (d *publishingDocker) Note(string, ...any) bool { return true }
+
+// The API server is published on a host port chosen at creation, which Docker keeps across
+// `docker stop` and `docker start`: one Docker picks itself moves on every start, and the
+// scenario suite's clients, holding the old address, lost a cluster after its first stop
+// (2026-12-07, make e2e PROVIDER=k0s: every scenario after "start apiserver alpha" failed with
+// "connection refused" on alpha's old port).
+func TestProvider_PublishesTheAPIServerOnAPortFixedAtCreation(t *testing.T) {
+	g := NewWithT(t)
+	top := k0sTopology()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := &publishingDocker{cancel: cancel}
+	p, err := New(provider.Options{Dir: t.TempDir(), Topology: top}, Options{Mode: ModeDocker, Runner: d})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _ = p.Create(ctx, top.Clusters[0])
+	g.Expect(d.run).NotTo(BeEmpty(), "docker run was not called")
+	i := slices.Index(d.run, "--publish")
+	g.Expect(i).To(BeNumerically(">=", 0))
+	g.Expect(d.run[i+1]).To(MatchRegexp(`^127\.0\.0\.1:[1-9][0-9]*:6443$`))
 }
