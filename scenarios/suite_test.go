@@ -107,6 +107,11 @@ func TestFeatures(t *testing.T) {
 		}
 		results.bringUp = time.Since(upStart)
 		suite = harness.NewSuite(cfg, fed)
+		t.Cleanup(func() {
+			if err := suite.Close(); err != nil {
+				t.Errorf("remove what the suite kept for its scenarios: %v", err)
+			}
+		})
 	}
 	status := godog.TestSuite{
 		Name:                "polykube",

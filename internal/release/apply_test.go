@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -77,10 +84,8 @@ func TestInstallYAMLAndChart_ApplyToAnAPIServer(t *testing.T) {
 	dir := writeTestChart(t)
 	ch, err := loader.LoadDir(dir)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.CRDObjects()).To(BeEmpty(), "the CRDs are templates")
 	var objects []*unstructured.Unstructured
-	for _, crd := range ch.CRDObjects() {
-		objects = append(objects, decodeAll(t, string(crd.File.Data))...)
-	}
 	out, err := renderChart(t, dir, map[string]any{"clusterName": "east", "replicas": 2})
 	g.Expect(err).NotTo(HaveOccurred())
 	for name, body := range out {
@@ -95,4 +100,55 @@ func TestInstallYAMLAndChart_ApplyToAnAPIServer(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "polykube-system", Name: "polykube-operator"}, d)).To(Succeed())
 	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
 	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(ref))
+}
+
+// TestHelmChart_RefusedInstallLeavesNothing installs the chart without clusterName on an empty
+// API server with the Helm SDK, as `helm install` does: it must fail at render with the
+// chart's advice and leave nothing behind, not even the CRDs (Helm installs a chart's crds/
+// directory before it renders the templates).
+func TestHelmChart_RefusedInstallLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver and etcd: not in -short")
+	}
+	g := NewWithT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	assets, err := testenv.AssetsDir(ctx)
+	if err != nil {
+		t.Skipf("no kube-apiserver and etcd (make tools builds them): %v", err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
+
+	flags := genericclioptions.NewConfigFlags(false)
+	ns := "default"
+	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
+	helm := &action.Configuration{}
+	g.Expect(helm.Init(flags, ns, "secret", t.Logf)).To(Succeed())
+	ch, err := loader.LoadDir(writeTestChart(t))
+	g.Expect(err).NotTo(HaveOccurred())
+	install := action.NewInstall(helm)
+	install.ReleaseName, install.Namespace = "polykube", ns
+	_, err = install.RunWithContext(ctx, ch, map[string]any{})
+	g.Expect(err).To(MatchError(ContainSubstring("clusterName is required: set it to the name of this cluster's ClusterMember (helm install ... --set clusterName=NAME)")))
+
+	s := runtime.NewScheme()
+	g.Expect(scheme.AddToScheme(s)).To(Succeed())
+	g.Expect(apiextensionsv1.AddToScheme(s)).To(Succeed())
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	g.Expect(err).NotTo(HaveOccurred())
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	g.Expect(c.List(ctx, crds)).To(Succeed())
+	var names []string
+	for _, crd := range crds.Items {
+		names = append(names, crd.Name)
+	}
+	g.Expect(names).To(BeEmpty(), "the refused install created CRDs")
+	secrets := &corev1.SecretList{}
+	g.Expect(c.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{"owner": "helm"})).To(Succeed())
+	g.Expect(secrets.Items).To(BeEmpty(), "the refused install recorded a Helm release")
 }

@@ -60,9 +60,9 @@ const chartHelpers = `{{/* The name of this cluster's ClusterMember: required, a
 {{- end -}}
 `
 
-// helmChart renders the chart from the same kustomize build as install.yaml: CRDs into crds/
-// (Helm installs them and never deletes them, so Workloads survive an uninstall), every other
-// object into templates/ as it is, the Deployment with its image, cluster name, replicas,
+// helmChart renders the chart from the same kustomize build as install.yaml: every object into
+// templates/ as it is (the CRDs and the namespace kept by helm uninstall, so Workloads and the
+// identity pin survive it), the Deployment with its image, cluster name, replicas,
 // leader election, resources, nodeSelector and tolerations templated. It lints the chart with
 // the Helm SDK before packaging it.
 func (b *build) helmChart(_ context.Context) (string, error) {
@@ -110,7 +110,7 @@ func (b *build) helmChart(_ context.Context) (string, error) {
 	if err := os.WriteFile(saved, archive, 0o644); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s, %d templates, %d CRDs, lint clean", filepath.Base(saved), len(ch.Templates), len(ch.CRDObjects())), nil
+	return fmt.Sprintf("%s, %d templates, lint clean", filepath.Base(saved), len(ch.Templates)), nil
 }
 
 // LintChart runs the Helm SDK's lint (what `helm lint` runs) on an unpacked chart and fails on
@@ -146,9 +146,17 @@ func writeChart(dir string, rendered []byte, version, repository, digest string)
 			return err
 		}
 		switch {
-		case kind == "CustomResourceDefinition":
-			files["crds/"+name+".yaml"] = []byte(out)
-			continue
+		case kind == "CustomResourceDefinition" || kind == "Namespace":
+			// helm uninstall keeps them: the CRDs hold every Workload, the namespace this
+			// cluster's identity pin. The CRDs are templates, not crds/: Helm installs crds/
+			// before it renders, so an install refused at render (no clusterName) would leave
+			// them behind, and it never upgrades them.
+			if err := n.PipeE(kyaml.SetAnnotation("helm.sh/resource-policy", "keep")); err != nil {
+				return err
+			}
+			if out, err = n.String(); err != nil {
+				return err
+			}
 		case kind == "Deployment" && name == "polykube-operator":
 			var tmpl string
 			tmpl, defaults, err = deploymentTemplate(n)
@@ -156,14 +164,6 @@ func writeChart(dir string, rendered []byte, version, repository, digest string)
 				return err
 			}
 			out = tmpl
-		case kind == "Namespace":
-			// helm uninstall keeps the namespace: it holds this cluster's identity pin.
-			if err := n.PipeE(kyaml.SetAnnotation("helm.sh/resource-policy", "keep")); err != nil {
-				return err
-			}
-			if out, err = n.String(); err != nil {
-				return err
-			}
 		}
 		if kind != "Deployment" && strings.Contains(out, "{{") {
 			return fmt.Errorf("%s %s holds '{{', which Helm would read as a template", kind, name)

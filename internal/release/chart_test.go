@@ -123,16 +123,14 @@ func TestHelmChart_Values(t *testing.T) {
 }
 
 // TestHelmChart_SameObjectsAsInstallYAML checks that the chart is the kustomize base and not a
-// second copy: every object of install.yaml is in the chart (CRDs under crds/), and nothing else.
+// second copy: every object of install.yaml is in the chart's templates, and nothing else.
 func TestHelmChart_SameObjectsAsInstallYAML(t *testing.T) {
 	g := NewWithT(t)
 	dir := writeTestChart(t)
 	ch, err := loader.LoadDir(dir)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ch.CRDObjects()).To(BeEmpty(), "CRDs in crds/ are installed before the render, also by an install the render refuses")
 	var chartObjects []string
-	for _, crd := range ch.CRDObjects() {
-		chartObjects = append(chartObjects, "CustomResourceDefinition/"+strings.TrimSuffix(filepath.Base(crd.Filename), ".yaml"))
-	}
 	out, err := renderChart(t, dir, map[string]any{"clusterName": "east"})
 	g.Expect(err).NotTo(HaveOccurred())
 	for name, body := range out {
@@ -162,4 +160,31 @@ func TestHelmChart_SameObjectsAsInstallYAML(t *testing.T) {
 		installObjects = append(installObjects, meta.Kind+"/"+meta.Metadata.Name)
 	}
 	g.Expect(chartObjects).To(ConsistOf(installObjects))
+}
+
+// TestHelmChart_UninstallKeepsCRDsAndNamespace checks that helm uninstall keeps what holds the
+// cluster's Workloads (the CRDs) and its identity pin (the namespace), and nothing else.
+func TestHelmChart_UninstallKeepsCRDsAndNamespace(t *testing.T) {
+	g := NewWithT(t)
+	out, err := renderChart(t, writeTestChart(t), map[string]any{"clusterName": "east"})
+	g.Expect(err).NotTo(HaveOccurred())
+	var crds int
+	for name, body := range out {
+		if strings.HasSuffix(name, ".tpl") {
+			continue
+		}
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		g.Expect(yaml.Unmarshal([]byte(body), &meta)).To(Succeed(), name)
+		keep := meta.Kind == "CustomResourceDefinition" || meta.Kind == "Namespace"
+		if meta.Kind == "CustomResourceDefinition" {
+			crds++
+		}
+		g.Expect(meta.Metadata.Annotations["helm.sh/resource-policy"] == "keep").To(Equal(keep), "%s: helm.sh/resource-policy keep", name)
+	}
+	g.Expect(crds).To(BeNumerically(">", 0), "the chart has no CRD")
 }

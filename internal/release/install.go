@@ -90,6 +90,10 @@ func (b *build) installYAML(_ context.Context) (string, error) {
 #
 # Left unset, the operator refuses to start and says so in its log. With Flux, apply this file
 # from a Kustomization with spec.postBuild.substitute.CLUSTER_NAME instead.
+#
+# DO NOT UNINSTALL WITH kubectl delete -f: it deletes the CRDs, and with them every Workload,
+# ClusterMember and binding in this cluster, and the namespace that holds its identity pin. To
+# stop the operator, delete its Deployment: kubectl -n polykube-system delete deployment polykube-operator
 `, b.Version, b.res.ImageRef, ClusterNamePlaceholder, join(b.ImagePlatforms, ", "))
 	path := filepath.Join(b.Dist, InstallFile)
 	if err := os.WriteFile(path, append([]byte(header), body...), 0o644); err != nil {

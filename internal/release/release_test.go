@@ -122,6 +122,7 @@ func TestBuild(t *testing.T) {
 	g.Expect(string(install)).To(ContainSubstring("image: " + res.ImageRef + "\n"))
 	g.Expect(string(install)).NotTo(ContainSubstring("v0.1.0-alpha.1"))
 	g.Expect(string(install)).To(ContainSubstring("SET ONE VALUE BEFORE APPLYING"))
+	g.Expect(string(install)).To(ContainSubstring("DO NOT UNINSTALL WITH kubectl delete -f"), "deleting the file deletes the CRDs and every Workload: its header must say so")
 
 	// SHA256SUMS covers every file, and each sum is right.
 	sums, err := os.Open(filepath.Join(dist, SumsFile))

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
@@ -110,7 +111,18 @@ func (sc *Scenario) registryAddr() (string, error) {
 // SIGN_KEY=…), and pushes it there as `make publish REGISTRY=… INSECURE=1` does. The clusters
 // trust that key. With signedByOther, the release is signed by another key the clusters do
 // not trust, as an artifact pushed by someone else would be.
+//
+// The release signed by the trusted key is built once per suite and shared by the scenarios
+// that ask for it (a build takes most of such a scenario's time); the suite's Close removes it.
 func (sc *Scenario) PublishRelease(ctx context.Context, signedByOther bool) error {
+	if !signedByOther {
+		sc.sharedRelease.mu.Lock()
+		defer sc.sharedRelease.mu.Unlock()
+		if r := sc.sharedRelease.r; r != nil {
+			sc.registryRelease = &registryRelease{dist: r.dist, manifest: r.manifest, trustedKey: r.trustedKey, before: map[string]operatorRun{}}
+			return nil
+		}
+	}
 	addr, err := sc.registryAddr()
 	if err != nil {
 		return err
@@ -123,7 +135,12 @@ func (sc *Scenario) PublishRelease(ctx context.Context, signedByOther bool) erro
 	if err != nil {
 		return err
 	}
-	sc.OnTeardown("remove the scenario's release", func(context.Context) error { return os.RemoveAll(dist) })
+	// The whole directory (keys and release): dist names its release/ below from here on.
+	if top := dist; signedByOther {
+		sc.OnTeardown("remove the scenario's release", func(context.Context) error { return os.RemoveAll(top) })
+	} else {
+		sc.sharedRelease.dir = top
+	}
 	const password = "testbed"
 	signKey, trusted, err := newCosignKey(filepath.Join(dist, "keys", "trusted"), password)
 	if err != nil {
@@ -156,7 +173,32 @@ func (sc *Scenario) PublishRelease(ctx context.Context, signedByOther bool) erro
 		return fmt.Errorf("read %s: %w", release.ManifestFile, err)
 	}
 	sc.registryRelease = r
+	if !signedByOther {
+		shared := *r
+		sc.sharedRelease.r = &shared
+	}
 	return nil
+}
+
+// sharedRelease is the suite's one release signed by the trusted key, built by the first
+// scenario that asks for it.
+type sharedRelease struct {
+	mu sync.Mutex
+	r  *registryRelease
+	// dir is the temporary directory it was built in, removed by the suite's Close.
+	dir string
+}
+
+// Close removes what the suite kept for its scenarios: the shared release.
+func (s *Suite) Close() error {
+	s.sharedRelease.mu.Lock()
+	defer s.sharedRelease.mu.Unlock()
+	if s.sharedRelease.dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(s.sharedRelease.dir)
+	s.sharedRelease.r, s.sharedRelease.dir = nil, ""
+	return err
 }
 
 func (sc *Scenario) publishedRelease() (*registryRelease, error) {
@@ -539,7 +581,8 @@ func (sc *Scenario) RunOperatorFromRegistry(ctx context.Context, cluster string)
 		return err
 	}
 	ref := ctr.Image
-	bin := filepath.Join(r.dist, "pulled", cluster, "operator")
+	// Per scenario: a binary another scenario's cluster still runs is not overwritten.
+	bin := filepath.Join(r.dist, "pulled", sc.Namespace, cluster, "operator")
 	if err := regserver.PullEntrypoint(ctx, ref, "linux", runtime.GOARCH, bin); err != nil {
 		return fmt.Errorf("pull the operator of cluster %q: %w", cluster, err)
 	}

@@ -30,6 +30,8 @@ type Suite struct {
 	// retired are ended scenarios whose Git directories are still to be removed, or whose
 	// namespaces are still to be deleted.
 	retired retiredScenarios
+	// sharedRelease is the release the install scenarios share (registryinstall.go).
+	sharedRelease sharedRelease
 }
 
 // retiredScenarios defers the clean-up of scenarios that committed to Git. Removing a
