@@ -17,7 +17,7 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// The federation of a datapath bed's faults, mesh check, probe and diagnostics, as the tier's dry run
+// The federation of an in-cluster bed's faults, mesh check, probe and diagnostics, as its dry run
 // prints them: the commands and API actions a kind run performs.
 func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	g := NewWithT(t)
@@ -30,7 +30,7 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	g.Expect(b.Up(ctx)).To(Succeed(), out.String())
 	f := newBedFederation(b)
 	d, ok := f.datapath()
-	g.Expect(ok).To(BeTrue(), "the datapath bed is a Datapath")
+	g.Expect(ok).To(BeTrue(), "the in-cluster bed is a Datapath")
 
 	g.Expect(f.Provider()).To(Equal("kind"))
 	g.Expect(f.Clusters()).To(Equal([]string{"alpha", "beta", "gamma"}))
@@ -75,7 +75,7 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 
 	tmpl := d.EchoTemplate()
 	g.Expect(tmpl.Spec.Containers).To(HaveLen(1))
-	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal(datapath.Image), "the image the tier built and loaded into the nodes")
+	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal(datapath.Image), "the image the bed built and loaded into the nodes")
 	g.Expect(tmpl.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(8080)), "Datapath.EchoTemplate answers on 8080")
 
 	diag := plan("diagnose", func() error {
