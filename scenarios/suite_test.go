@@ -344,8 +344,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	if !wantsSoak {
 		plan.tags = harness.AndNot(plan.tags, "@soak")
 	}
-	// @host-operators scenarios swap a cluster's operator binary, which only the hermetic
-	// bed (kwok, whose operators are host processes) can do.
+	// @host-operators scenarios swap a cluster's operator binary, which only the host
+	// bed on kwok (whose operators are host processes) can do.
 	hostOperators := provider == topology.ProviderKwok
 	if !hostOperators {
 		plan.tags = harness.AndNot(plan.tags, "@host-operators")

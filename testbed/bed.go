@@ -172,8 +172,8 @@ var (
 )
 
 // RegisterBed makes OpenBed open with open the beds of every provider whose add-ons run at
-// placement: testbed/host registers the host-process bed, testbed/incluster the
-// in-cluster one. A provider registers itself (provider.Register) and is listed once, in
+// placement: testbed/host registers the host bed, testbed/incluster the
+// in-cluster bed. A provider registers itself (provider.Register) and is listed once, in
 // providers.go; no bed names it.
 func RegisterBed(placement provider.Placement, open BedOpener) {
 	bedsMu.Lock()

@@ -13,8 +13,8 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// RunKind is a kind of run that another bed keeps in the same state root (the datapath tier's
-// kind and k0s runs): a directory holding Marker is torn down by Down, with its own provider,
+// RunKind is a kind of run that another bed keeps in the same state root (the in-cluster
+// bed's kind and k0s runs): a directory holding Marker is torn down by Down, with its own provider,
 // and never opened as a kwok run. RecordedRuns finds its runs by the same marker.
 type RunKind struct {
 	// Marker is the name of the state file that identifies such a run's directory.

@@ -1,4 +1,4 @@
-// Package toolchain provides the pinned, verified binaries the hermetic tier runs:
+// Package toolchain provides the pinned, verified binaries the hermetic tier needs:
 // kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok, kwokctl, the Flux
 // source-controller and kustomize-controller, and tofu.
 //

@@ -38,7 +38,7 @@ const (
 	// (its module has the BPF sources and the Helm chart too).
 	CiliumVersion = "v1.20.2"
 	// CiliumGoBGPVersion replaces the pseudo-version of github.com/osrg/gobgp/v4 that Cilium
-	// pins and the module proxy refuses; BGP stays off on the datapath tier.
+	// pins and the module proxy refuses; BGP stays off in the in-cluster bed's Cilium.
 	CiliumGoBGPVersion = "v4.7.0"
 	// TofuVersion is the version of OpenTofu, built from github.com/opentofu/opentofu.
 	TofuVersion = "v1.12.6"
@@ -312,7 +312,7 @@ func pinnedTools() []*Tool {
 			Name: CoreDNS, Version: CoreDNSVersion,
 			Module: "github.com/coredns/coredns", Package: "github.com/coredns/coredns",
 			probeArgs: []string{"-version"},
-			// No download: only the datapath tier's image factory needs it, and it builds there
+			// No download: only the in-cluster bed's image factory needs it, and it builds there
 			// from module source like the rest of the node image.
 		},
 		{

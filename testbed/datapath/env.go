@@ -1,4 +1,4 @@
-// Package datapath is the datapath tier of the test bed: the actions that turn clusters
+// Package datapath holds the in-cluster bed's actions (testbed/incluster) that turn clusters
 // with real nodes (kind, k0s) into a Polykube federation with a real network. Each action
 // announces itself on a status line, and runs its external programs (cilium, flux, docker)
 // through one execx.Runner, so that a dry run prints every action and every command line

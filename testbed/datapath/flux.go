@@ -24,7 +24,7 @@ import (
 	"github.com/polykube/polykube/testbed/wait"
 )
 
-// The Flux objects of every cluster, named as in the hermetic tier.
+// The Flux objects of every cluster, named as in the host bed.
 const (
 	FluxNamespace  = "flux-system"
 	FluxObjectName = "polykube"

@@ -32,7 +32,7 @@ const (
 // that needs the flux CLI, which is not built here, and installs the controller versions the
 // CLI embeds, not the ones the hermetic tier pins and the local images hold; Flux's rendered
 // manifests are not in the Go modules the test bed builds from. The controllers' flags mirror
-// the hermetic tier's (testbed/host/flux.go), with the dependency requeue at 5 s.
+// the host bed's (testbed/host/flux.go), with the dependency requeue at 5 s.
 func FluxControllerObjects(images FluxImages) []client.Object {
 	ns := FluxNamespace
 	labels := func(app string) map[string]string {

@@ -17,7 +17,7 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// The image sources of the datapath tier (topology.Images): ImagesUpstream runs the images
+// The image sources of the in-cluster bed (topology.Images): ImagesUpstream runs the images
 // as their projects publish them (kindest/node, quay.io's Cilium, ghcr.io's Flux), pulled by the
 // nodes, which is what online users get; ImagesLocal runs only images built on this machine from
 // Go module and Debian sources (`polykube-testbed images build`), with nothing pulled, which is
@@ -73,7 +73,7 @@ type LocalImage struct {
 	OnlyNamed bool
 }
 
-// LocalImages are the images of the datapath tier's local mode, in build order.
+// LocalImages are the images of the in-cluster bed's local mode, in build order.
 func LocalImages() []LocalImage {
 	c := LocalCiliumImages()
 	return []LocalImage{
@@ -214,7 +214,7 @@ func BuildPolykubeImage(ctx context.Context, r execx.Runner, srcDir string) erro
 	return scratchImage(ctx, r, Image, files, "polykube-operator", "65532:65532")
 }
 
-// FluxImages are the Flux controllers' images the datapath tier runs.
+// FluxImages are the Flux controllers' images the in-cluster bed runs.
 type FluxImages struct{ SourceController, KustomizeController string }
 
 // List is the references, source-controller first.
@@ -229,7 +229,7 @@ func LocalFluxImages() FluxImages {
 }
 
 // BuildFluxImages wraps the toolchain's source- and kustomize-controller (built from their
-// modules at the versions the hermetic tier runs; built now when missing) in images FROM
+// modules at the versions the host bed runs; built now when missing) in images FROM
 // scratch. Both are static Go programs that need no file of a base image: Git is go-git, and
 // their Deployments mount /tmp (and source-controller's /data) as volumes.
 func BuildFluxImages(ctx context.Context, r execx.Runner) error {

@@ -31,7 +31,7 @@ func LocalHost(r execx.Runner) Host {
 	return Host{Runner: r, LookPath: exec.LookPath, ReadFile: os.ReadFile}
 }
 
-// Requirements say what a datapath run needs of the host.
+// Requirements say what an in-cluster run needs of the host.
 type Requirements struct {
 	// Docker: the provider runs its nodes as Docker containers.
 	Docker bool
@@ -82,7 +82,7 @@ func (r PreflightReport) Err() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("preflight: this host cannot run the datapath tier yet:\n%w", errors.Join(errs...))
+	return fmt.Errorf("preflight: this host cannot run the in-cluster bed's clusters yet:\n%w", errors.Join(errs...))
 }
 
 // Print writes one status line per check.

@@ -12,7 +12,7 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// Seed renders the datapath tier's Git repository: the hermetic tier's layout
+// Seed renders the in-cluster bed's Git repository: the host bed's layout
 // (gitrepo.Render: operator/, crds/, roster/, workloads/, clusters/<name>/), except that the
 // operator's kustomization runs its Deployment in the cluster, with the image built by the
 // test bed (a kustomize images override), instead of scaling it to zero for a host process.
@@ -55,5 +55,5 @@ func OperatorImage(operatorYAML []byte, deployment string) (string, error) {
 		}
 		return img, nil
 	}
-	return "", fmt.Errorf("the operator base has no Deployment %q with a container; the datapath tier overrides its image", deployment)
+	return "", fmt.Errorf("the operator base has no Deployment %q with a container; the in-cluster bed overrides its image, so keep that Deployment in the base", deployment)
 }

@@ -22,7 +22,7 @@ const (
 	K0sVersion = "v1.36.3+k0s.2"
 )
 
-// Tool is an external CLI the datapath tier drives, with the oldest version it works with.
+// Tool is an external CLI the in-cluster bed drives, with the oldest version it works with.
 type Tool struct {
 	// Name is the program name looked up on $PATH.
 	Name string
@@ -36,7 +36,7 @@ type Tool struct {
 	Install string
 }
 
-// The CLIs the datapath tier drives.
+// The CLIs the in-cluster bed drives.
 var (
 	FluxCLI = Tool{
 		Name: "flux", Pinned: FluxVersion, Minimum: "v2.2.0",

@@ -1,5 +1,5 @@
 // Package host is the bed whose add-ons run as host processes (placement host: the kwok and
-// existing providers). It brings up and controls a hermetic Polykube federation on one
+// existing providers). It brings up and controls a Polykube federation from one
 // machine: the clusters of a topology (kwok by default), a Git server on loopback serving a
 // GitOps repository, Flux's source- and kustomize-controllers beside each cluster, and one
 // operator process per cluster holding only that cluster's ServiceAccount token.

@@ -8,7 +8,7 @@ import (
 )
 
 // An upgrade moves one cluster's operator at a time, so for a while the clusters of one run
-// run different operator binaries. On the hermetic tier the operator is a host process, so
+// run different operator binaries. On the host bed the operator is a host process, so
 // a Deployment rollout is a stop of the process (SIGTERM, as the kubelet sends) and a start of
 // another binary with the same arguments, credentials and ports.
 

@@ -76,7 +76,7 @@ func (tb *Testbed) Up(ctx context.Context, opts UpOptions) (err error) {
 }
 
 // actions are the steps of Up, in order: the prerequisites, the clusters, then each add-on
-// the topology lists (the same pipeline the datapath tier runs, with its own actions).
+// the topology lists (the same pipeline the in-cluster bed runs, with its own actions).
 func (tb *Testbed) actions(ctx context.Context, opts UpOptions) []pipeline.Action {
 	top := tb.state.Topology
 	return []pipeline.Action{

@@ -19,8 +19,8 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// The datapath tier's Bed is a testbed.Bed: the scenario harness and `down --all` use it
-// through that interface, as they use the kwok bed (testbed/host).
+// The in-cluster bed is a testbed.Bed: the scenario harness and `down --all` use it
+// through that interface, as they use the host bed (testbed/host).
 var _ testbed.Bed = (*Bed)(nil)
 
 // operatorTokenSeconds is how long an operator token from OperatorConfig lives: longer than
@@ -31,13 +31,13 @@ func init() {
 	testbed.RegisterBed(provider.AddonsInCluster, openBed)
 }
 
-// openBed opens the datapath run of o. Without a topology it opens the run's recorded one,
-// or, when nothing is recorded, the default topology (Exists is then false), as the kwok bed
+// openBed opens the in-cluster run of o. Without a topology it opens the run's recorded one,
+// or, when nothing is recorded, the default topology (Exists is then false), as the host bed
 // does. A dry run plans against the run's recorded state when there is one, else against
 // the default topology with placeholders for what only a real run knows.
 func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 	if o.BuildTools {
-		// Nothing to refuse: the datapath tier builds what it needs (images, Cilium) anyway.
+		// Nothing to refuse: the in-cluster bed builds what it needs (images, Cilium) anyway.
 		o.BuildTools = false
 	}
 	root := o.StateRoot
@@ -90,7 +90,7 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 	return b, nil
 }
 
-// recordedState reads the state a datapath run recorded in dir; nil when there is none.
+// recordedState reads the state an in-cluster run recorded in dir; nil when there is none.
 func recordedState(dir string) (*State, error) {
 	return testbed.ReadRecorded[State](statePath(dir))
 }
@@ -139,7 +139,7 @@ func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config,
 	}
 	sa := b.state.ServiceAccount
 	if sa.Name == "" {
-		return nil, fmt.Errorf("the datapath run knows no operator ServiceAccount; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
+		return nil, fmt.Errorf("this run of the in-cluster bed knows no operator ServiceAccount; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
 	}
 	admin, err := b.AdminConfig(cluster)
 	if err != nil {
@@ -170,7 +170,7 @@ func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config,
 // MeshReady waits until every member's Cilium reports every remote cluster connected.
 func (b *Bed) MeshReady(ctx context.Context) error { return datapath.MeshStatus(ctx, b.env) }
 
-// EchoTemplate is the tier's echo server, from the image the tier built and loaded.
+// EchoTemplate is the bed's echo server, from the image the bed built and loaded.
 func (b *Bed) EchoTemplate() corev1.PodTemplateSpec { return datapath.EchoTemplate(b.image()) }
 
 // Backends is how many active backends the cluster's Cilium agents hold for the Service.
@@ -178,7 +178,7 @@ func (b *Bed) Backends(ctx context.Context, cluster, namespace, service string, 
 	return datapath.ServiceBackends(ctx, b.env, cluster, namespace, service, port)
 }
 
-// Call runs the tier's probe in the cluster and returns who answered each call.
+// Call runs the bed's probe in the cluster and returns who answered each call.
 func (b *Bed) Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error) {
 	return datapath.Call(ctx, b.env, cluster, namespace, service, n)
 }

@@ -46,7 +46,7 @@ func (f *fakeKind) Note(format string, args ...any) bool {
 }
 
 // `down --all` over a state root with a kwok run and a kind run: the kind run is torn down
-// by the datapath tier's own provider (each of its clusters deleted), not opened as a kwok run
+// by its own provider, kind (each of its clusters deleted), not opened as a kwok run
 // (which would only stop its Git server and delete its state, leaving its nodes running).
 func TestDownAll_EachRunByItsOwnProvider(t *testing.T) {
 	g := NewWithT(t)

@@ -83,7 +83,7 @@ func (b *Bed) StartOperator(ctx context.Context, cluster string) error {
 var fluxControllers = []string{"source-controller", "kustomize-controller"}
 
 // StopFlux stops a cluster's Flux controllers (see stopDeployment) and keeps them down, as
-// the hermetic tier stops their processes: nothing is fetched or applied in that cluster
+// the host bed stops their processes: nothing is fetched or applied in that cluster
 // until StartFlux.
 func (b *Bed) StopFlux(ctx context.Context, cluster string) error {
 	var errs []error

@@ -65,7 +65,7 @@ func (b *Bed) gitListen(ctx context.Context) (string, error) {
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
 	if err != nil {
-		return "", fmt.Errorf("listen on %s, the gateway of Docker network %s: %w; the datapath tier needs the Docker bridge on this host (Linux; Docker Desktop's VM hides it)", gw, b.dockerNetwork(), err)
+		return "", fmt.Errorf("listen on %s, the gateway of Docker network %s: %w; the in-cluster bed serves Git to kind and k0s nodes on the Docker bridge of this host, so run it on Linux (Docker Desktop's VM hides the bridge)", gw, b.dockerNetwork(), err)
 	}
 	addr := l.Addr().String()
 	l.Close()

@@ -38,7 +38,7 @@ func (b *Bed) StartOperatorAs(ctx context.Context, cluster, clusterName string) 
 	}
 	op := b.state.Operator
 	if op.Name == "" {
-		return "", fmt.Errorf("the datapath run knows no operator Deployment; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
+		return "", fmt.Errorf("this run of the in-cluster bed knows no operator Deployment; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
 	}
 	cl, err := b.env.Client(m)
 	if err != nil {

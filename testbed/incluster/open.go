@@ -17,9 +17,9 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// Options configure a datapath run: the options every bed is opened with. Open needs Dir (the
-// run's state directory); Topology's Provider is replaced by Provider when that is set, its
-// image source by Images.
+// Options configure a run of the in-cluster bed: the options every bed is opened with. Open needs
+// Dir (the run's state directory); Topology's Provider is replaced by Provider when that is set,
+// its image source by Images.
 type Options = testbed.BedOptions
 
 // DryRunAnswers are what a dry run pretends the commands that are read from answered.
@@ -57,7 +57,7 @@ func Open(opts Options) (*Bed, error) {
 		}
 	}
 	if st.Topology == nil {
-		return nil, fmt.Errorf("no datapath run in %s: run `polykube-testbed up --provider kind` first", opts.Dir)
+		return nil, fmt.Errorf("no run of the in-cluster bed in %s: bring one up first (polykube-testbed up --provider kind, or k0s)", opts.Dir)
 	}
 	if opts.SourceDir == "" {
 		wd, err := os.Getwd()
@@ -65,7 +65,7 @@ func Open(opts Options) (*Bed, error) {
 			return nil, err
 		}
 		if opts.SourceDir, err = gobuild.FindRoot(wd); err != nil {
-			return nil, fmt.Errorf("find the Polykube checkout (the datapath tier builds its image from it): %w; set the source directory", err)
+			return nil, fmt.Errorf("find the Polykube checkout (the in-cluster bed builds the operator's image from it): %w; set the source directory", err)
 		}
 	}
 	top := *st.Topology

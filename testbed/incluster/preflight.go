@@ -31,7 +31,7 @@ func (b *Bed) requirements() datapath.Requirements {
 	return req
 }
 
-// host is what the datapath tier needs to know of this machine.
+// host is what the in-cluster bed needs to know of this machine.
 type host struct {
 	// cgroupV1: Docker runs containers on cgroup v1 (or a hybrid hierarchy).
 	cgroupV1 bool

@@ -9,7 +9,7 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// State is what a datapath run records in its directory.
+// State is what an in-cluster run records in its directory.
 type State struct {
 	Topology *topology.Topology `json:"topology"`
 	K0sHosts string             `json:"k0sHosts,omitempty"`
@@ -31,8 +31,8 @@ type State struct {
 	InstalledInGiven bool `json:"installedInGiven,omitempty"`
 }
 
-// stateFile is the state a datapath run records in its directory; it marks the directory as a
-// datapath run for `down --all`.
+// stateFile is the state an in-cluster run records in its directory; it marks the directory
+// as an in-cluster run for `down --all`.
 const stateFile = "datapath.json"
 
 func statePath(dir string) string { return filepath.Join(dir, stateFile) }

@@ -50,7 +50,7 @@ func (b *Bed) WaitDelivered(ctx context.Context, revision string, clusters ...st
 }
 
 // Status checks the run's Git server and, in every cluster, the API server, Flux's
-// Kustomization and the operator's Deployment. The report reads as the kwok bed's does.
+// Kustomization and the operator's Deployment. The report reads as the host bed's does.
 func (b *Bed) Status(ctx context.Context) *testbed.Report {
 	top := b.state.Topology
 	r := &testbed.Report{Run: filepath.Base(b.opts.Dir), Dir: b.opts.Dir, Provider: top.Provider}

@@ -1,4 +1,4 @@
-// Package meshmirror stands in, on the hermetic tier, for Cilium's endpoint-slice
+// Package meshmirror stands in, on kwok (the host bed), for Cilium's endpoint-slice
 // synchronisation of global Services: kwok clusters have no Cilium, so nothing would mirror a
 // peer's endpoints into a cluster, and capacity failover (decision 0006) would see every peer
 // as down.

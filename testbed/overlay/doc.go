@@ -16,6 +16,6 @@
 //     through wgctrl, as wg(8) would.
 //
 // The kind provider runs the agent on every node of an isolated topology
-// (testbed/provider/kind, StartOverlay); the datapath tier does not start it yet
+// (testbed/provider/kind, StartOverlay); the in-cluster bed's up does not start it yet
 // (docs/known-limitations.md). The netns test in this package proves the pieces alone.
 package overlay

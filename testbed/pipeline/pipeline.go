@@ -1,6 +1,6 @@
 // Package pipeline runs a bring-up as a list of small actions, each announced on a status
 // line and left out when the configuration does not ask for it, as kind's create pipeline
-// runs its actions. Both test beds (the hermetic one and the datapath tier) bring a
+// runs its actions. Both test beds (the host bed and the in-cluster bed) bring a
 // federation up through it, so their status lines, timings and errors read the same.
 package pipeline
 

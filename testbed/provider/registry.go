@@ -16,10 +16,10 @@ type Placement string
 
 const (
 	// AddonsOnHost runs the add-ons as processes of this machine, each with the kubeconfig of
-	// its cluster (the kwok bed: kwok's clusters run no real pods).
+	// its cluster (the host bed; kwok's clusters run no real pods).
 	AddonsOnHost Placement = topology.PlacementHost
 	// AddonsInCluster runs them as workloads in the clusters, from images built here, with
-	// Cilium ClusterMesh as the network between them (the datapath bed).
+	// Cilium ClusterMesh as the network between them (the in-cluster bed).
 	AddonsInCluster Placement = topology.PlacementCluster
 )
 

@@ -41,8 +41,8 @@ type Options struct {
 	// Procs holds the process files; DataDir the configuration and the storage.
 	Procs   proc.Dir
 	DataDir string
-	// Host is the address it listens on (127.0.0.1 for the hermetic tier, the docker bridge's
-	// gateway for kind nodes); "" means 127.0.0.1.
+	// Host is the address it listens on (127.0.0.1 for the host bed, the docker bridge's
+	// gateway for the kind nodes of the in-cluster bed); "" means 127.0.0.1.
 	Host string
 	// Port is its port; 0 takes a free one.
 	Port int

@@ -61,7 +61,7 @@ const (
 	PlacementCluster = "cluster"
 )
 
-// The image sources of the datapath tier (Topology.Images).
+// The image sources of the in-cluster bed (Topology.Images).
 const (
 	ImagesUpstream = "upstream"
 	ImagesLocal    = "local"
@@ -134,7 +134,7 @@ type Topology struct {
 	Prometheus PrometheusOptions `json:"prometheus,omitzero"`
 	// Registry configures the registry add-on.
 	Registry RegistryOptions `json:"registry,omitzero"`
-	// Images says where the datapath tier's images come from: "upstream" (the default: the
+	// Images says where the in-cluster bed's images come from: "upstream" (the default: the
 	// nodes pull kindest/node's, quay.io's Cilium and ghcr.io's Flux images) or "local" (only
 	// images built on this machine by `polykube-testbed images build`; nothing is pulled).
 	// The kwok provider runs no images and ignores it.
@@ -257,7 +257,7 @@ type PrometheusOptions struct {
 // RegistryOptions configure the registry add-on.
 type RegistryOptions struct {
 	// Address is the IP address the registry listens on, over plain HTTP (default 127.0.0.1:
-	// the hermetic tier's Flux and operators are processes of this machine). With add-ons in
+	// the host bed's Flux and operators are processes of this machine). With add-ons in
 	// kind clusters a loopback address is replaced by the gateway of the nodes' Docker network,
 	// where their containerd is pointed at it (a hosts.toml in every node) and pulls the
 	// Polykube image from it.
@@ -482,7 +482,7 @@ func (t *Topology) Validate() error {
 		add("delivery: %q is not a delivery system; use %s, %s or %s", t.Delivery, DeliveryFlux, DeliveryArgoCD, DeliveryArgoCDCentral)
 	}
 	if t.ArgoCD() && (t.AddonPlacement == PlacementCluster || (t.Provider != ProviderKwok && t.Provider != ProviderExisting)) {
-		add("delivery: %s runs only as host processes beside kwok or existing clusters (the hermetic tier); use delivery flux with provider %s", t.Delivery, t.Provider)
+		add("delivery: %s runs only as host processes beside kwok or existing clusters (addonPlacement: host, the host bed); use delivery flux with provider %s", t.Delivery, t.Provider)
 	}
 	seen := map[string]bool{}
 	known := append([]string{AddonGit, AddonFlux, AddonArgoCD, AddonOperator}, OptionalAddons...)

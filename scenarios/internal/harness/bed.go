@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/polykube/polykube/testbed"
-	// The beds register themselves with testbed.OpenBed: the host-process one (kwok, the
-	// hermetic tier) and the in-cluster one (kind and k0s, the datapath tier).
+	// The beds register themselves with testbed.OpenBed: the host bed
+	// (kwok, existing) and the in-cluster bed (kind, k0s, existing).
 	_ "github.com/polykube/polykube/testbed/host"
 	_ "github.com/polykube/polykube/testbed/incluster"
 	"github.com/polykube/polykube/testbed/topology"
@@ -18,9 +18,9 @@ import (
 // RunName is the test-bed run the suite brings up and shares between its scenarios.
 const RunName = "scenarios"
 
-// openBed brings the topology up as the run "scenarios" on the bed of its provider (kwok, or
-// kind and k0s through the datapath tier), first tearing down one that an interrupted suite
-// left behind, and adapts it to Federation.
+// openBed brings the topology up as the run "scenarios" on the bed its topology's placement names
+// (the host bed for kwok, the in-cluster bed for kind and k0s), first tearing down one that an
+// interrupted suite left behind, and adapts it to Federation.
 func openBed(ctx context.Context, top *topology.Topology, log io.Writer) (Federation, error) {
 	opts := testbed.BedOptions{Provider: top.Provider, Run: RunName, Log: log}
 	down := fmt.Sprintf("polykube-testbed down --run %s", RunName) + testbed.ProviderFlag(top)

@@ -11,13 +11,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/polykube/polykube/testbed"
-	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/incluster"
 	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// The federation of a datapath bed's faults, mesh check, probe and diagnostics, as the tier's dry run
+// The federation of an in-cluster bed's faults, mesh check, probe and diagnostics, as its dry run
 // prints them: the commands and API actions a kind run performs.
 func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	g := NewWithT(t)
@@ -30,7 +29,7 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 	g.Expect(b.Up(ctx)).To(Succeed(), out.String())
 	f := newBedFederation(b)
 	d, ok := f.datapath()
-	g.Expect(ok).To(BeTrue(), "the datapath bed is a Datapath")
+	g.Expect(ok).To(BeTrue(), "the in-cluster bed is a Datapath")
 
 	g.Expect(f.Provider()).To(Equal("kind"))
 	g.Expect(f.Clusters()).To(Equal([]string{"alpha", "beta", "gamma"}))
@@ -75,7 +74,10 @@ func TestBedFederation_DatapathDryRunPlan(t *testing.T) {
 
 	tmpl := d.EchoTemplate()
 	g.Expect(tmpl.Spec.Containers).To(HaveLen(1))
-	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal(datapath.Image), "the image the tier built and loaded into the nodes")
+	// topology-kind.yaml runs the registry add-on: the echo server is the Polykube image the
+	// nodes pull from the test bed's registry, by digest (a dry run's placeholders).
+	g.Expect(tmpl.Spec.Containers[0].Image).To(Equal("172.18.0.1:<port>/polykube/polykube@sha256:<digest>"),
+		"the Polykube image the bed pushed to its registry")
 	g.Expect(tmpl.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(8080)), "Datapath.EchoTemplate answers on 8080")
 
 	diag := plan("diagnose", func() error {

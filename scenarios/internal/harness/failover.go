@@ -60,12 +60,12 @@ func (sc *Scenario) marked(name, step string) (time.Time, error) {
 	return t, nil
 }
 
-// CheckMeshMirror waits until something mirrors every cluster's endpoints of global Services
-// into the others: on a datapath tier Cilium's own endpoint-slice synchronisation, checked in
-// every cluster's cilium-config (enabled, with a cache TTL so that a lost peer's endpoints go)
-// and by the mesh being connected; elsewhere the test bed's mesh mirror, which must have read
-// every cluster (its settings are remembered for the figures). It fails when there is neither
-// (the scenario is not tagged @mesh-mirror).
+// CheckMeshMirror waits until something mirrors every cluster's endpoints of global Services into
+// the others: with the datapath capability Cilium's own endpoint-slice synchronisation, checked in
+// every cluster's cilium-config (enabled, with a cache TTL so that a lost peer's endpoints go) and
+// by the mesh being connected; elsewhere the test bed's mesh mirror, which must have read every
+// cluster (its settings are remembered for the figures). It fails when there is neither (the
+// scenario is not tagged @mesh-mirror).
 func (sc *Scenario) CheckMeshMirror(ctx context.Context) error {
 	if dp, err := sc.Datapath(); err == nil {
 		return sc.checkCiliumMirror(ctx, dp)

@@ -18,7 +18,7 @@ import (
 
 // fluxGit is Git for a federation whose clusters each run a Flux GitRepository and
 // Kustomization named as the test bed names them (flux-system/polykube), following one
-// repository laid out by gitrepo. Both tiers are such federations; they differ in how a
+// repository laid out by gitrepo. Both beds are such federations; they differ in how a
 // commit reaches the repository and how the harness reaches a cluster.
 type fluxGit struct {
 	// commit writes a change to the repository and returns the revision as Flux reports it.

@@ -119,6 +119,7 @@ func (sc *Scenario) AwaitEnvFromSecret(ctx context.Context, cluster, deployment 
 type meshState struct {
 	// mirror is the test bed's mesh mirror as a step last found it.
 	mirror *meshmirror.Status
-	// meshSource says what mirrors the endpoints on a datapath tier (Cilium, with its TTL).
+	// meshSource says what mirrors the endpoints on a federation with the datapath capability
+	// (Cilium, with its TTL).
 	meshSource string
 }

@@ -112,7 +112,7 @@ type upgrade struct {
 func (sc *Scenario) operatorBinaries() (testbed.OperatorBinaries, error) {
 	ob, ok := sc.Fed.Faults().(testbed.OperatorBinaries)
 	if !ok {
-		return nil, fmt.Errorf("the %s test bed cannot run another operator binary per cluster: the upgrade scenario runs on kwok (hermetic)", sc.Fed.Provider())
+		return nil, fmt.Errorf("the %s test bed cannot run another operator binary per cluster: the upgrade scenario needs the host bed, so run it with provider kwok", sc.Fed.Provider())
 	}
 	return ob, nil
 }

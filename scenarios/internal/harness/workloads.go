@@ -30,7 +30,8 @@ type Target struct {
 }
 
 // DefineWorkload builds a Workload in the scenario's namespace with a one-container template
-// (an image kwok never pulls, or the echo server on a datapath tier) and remembers it under
+// (an image kwok never pulls, or the echo server on a federation with the datapath
+// capability) and remembers it under
 // its name. total is nil for no distribution.replicas.
 func (sc *Scenario) DefineWorkload(name, strategy string, total *int32, targets []Target) *polykubev1alpha1.Workload {
 	w := &polykubev1alpha1.Workload{
@@ -48,14 +49,14 @@ func (sc *Scenario) DefineWorkload(name, strategy string, total *int32, targets 
 			},
 		},
 	}
-	// On a datapath tier the pods really run: give them an image the clusters have.
+	// With the datapath capability the pods really run: give them an image the clusters have.
 	if dp, err := sc.Datapath(); err == nil {
 		tmpl := dp.EchoTemplate()
 		if tmpl.Labels == nil {
 			tmpl.Labels = map[string]string{}
 		}
 		tmpl.Labels["app"] = name
-		// Features name the one container "app" on every tier.
+		// Features name the one container "app" on every bed.
 		tmpl.Spec.Containers[0].Name = "app"
 		w.Spec.Template = tmpl
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // testSource is a small Polykube checkout (Dockerfile, gitops/, examples/echo) that the
-// datapath tier's dry runs plan from.
+// in-cluster bed's dry runs plan from.
 const testSource = "../../incluster/testdata/src"
 
 // runCLI runs polykube-testbed with the arguments, a state directory (a fresh one when

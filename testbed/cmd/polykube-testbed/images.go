@@ -12,12 +12,12 @@ import (
 	"github.com/polykube/polykube/testbed/internal/gobuild"
 )
 
-// newImagesCmd is the image factory of the datapath tier's local mode.
+// newImagesCmd is the image factory of the in-cluster bed's local mode (images: local).
 func newImagesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images",
-		Short: "Build and list the images the datapath tier runs with --images=local (nothing pulled)",
-		Long: `The datapath tier's local images are built on this machine from Go module source (the
+		Short: "Build and list the images the in-cluster bed runs with --images=local (nothing pulled)",
+		Long: `The in-cluster bed's local images are built on this machine from Go module source (the
 toolchain's Kubernetes, Cilium and Polykube binaries) and Debian packages, with no registry:
 the kind node image (with every image kubeadm needs pre-loaded), Cilium's agent, operator and
 clustermesh-apiserver, and the Polykube image. Each recipe keeps its cache (root file systems,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	// The beds register themselves with testbed.OpenBed: the host-process one (kwok,
-	// existing) and the in-cluster one (kind, k0s).
+	// The beds register themselves with testbed.OpenBed: the host bed (kwok,
+	// existing) and the in-cluster bed (kind, k0s, existing).
 	_ "github.com/polykube/polykube/testbed/host"
 	_ "github.com/polykube/polykube/testbed/incluster"
 )

@@ -28,7 +28,7 @@ place, with the same --cluster-name, ServiceAccount token and ports; without --b
 own operator (built from this checkout) again. The choice is kept in the run's state, so up and
 fault start operator keep it. It returns once the new operator answers its health probe.
 
-This is how an upgrade moves one cluster at a time on the hermetic tier (features/upgrade.feature):
+This is how an upgrade moves one cluster at a time on the host bed (features/upgrade.feature):
 build the previous release's operator with make previous-operator, then move each cluster.`,
 		Example: `  make previous-operator
   polykube-testbed operator use --binary bin/polykube-operator-previous gcp-europe-west3

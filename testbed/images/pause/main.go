@@ -1,6 +1,6 @@
-// Command pause is the sandbox ("pause") container of every pod on the datapath tier's kind
-// nodes, built here because no registry can be reached: it holds the pod's namespaces, reaps
-// the children the container runtime leaves it, and exits on SIGINT or SIGTERM.
+// Command pause is the sandbox ("pause") container of every pod on the kind nodes of the in-cluster
+// bed (images: local), built here because no registry can be reached: it holds the pod's
+// namespaces, reaps the children the container runtime leaves it, and exits on SIGINT or SIGTERM.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Package execx runs the external programs of the datapath tier (docker, cilium, flux,
+// Package execx runs the external programs of the in-cluster bed (docker, cilium, flux,
 // k0sctl) through one Runner, so that a real run and a dry run go through the same code:
 // Exec runs each command with the test bed's shell package (its errors carry the whole
 // command line and the tail of the output), DryRun prints each command instead and answers

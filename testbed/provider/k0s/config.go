@@ -247,7 +247,7 @@ func K0sConfig(c topology.Cluster, o ConfigOptions) (*ClusterConfig, error) {
 		return nil, fmt.Errorf("cluster %s: the k0s provider needs exactly one IPv4 pod CIDR (got %s)", c.Name, strings.Join(c.PodCIDRs, ", "))
 	}
 	if p, err := netip.ParsePrefix(c.PodCIDRs[0]); err != nil || !p.Addr().Is4() {
-		return nil, fmt.Errorf("cluster %s: pod CIDR %q is not an IPv4 CIDR; the datapath tier is IPv4-only", c.Name, c.PodCIDRs[0])
+		return nil, fmt.Errorf("cluster %s: pod CIDR %q is not an IPv4 CIDR: k0s clusters of the test bed are IPv4-only; give it an IPv4 pod CIDR", c.Name, c.PodCIDRs[0])
 	}
 	if c.ServiceCIDR == "" {
 		return nil, fmt.Errorf("cluster %s: serviceCIDR is required with the k0s provider: every cluster of a mesh needs its own", c.Name)

@@ -317,8 +317,8 @@ func (d *racyDocker) Run(_ context.Context, c execx.Cmd) ([]byte, error) {
 func (d *racyDocker) DryRun() bool             { return false }
 func (d *racyDocker) Note(string, ...any) bool { return true }
 
-// The clusters are created at once (the tier starts them together): the Docker network they
-// share is created once, not once per cluster (first run on Docker, 2026-12-07: three networks
+// The clusters are created at once (the in-cluster bed starts them together): the Docker network
+// they share is created once, not once per cluster (first run on Docker, 2026-12-07: three networks
 // named polykube-k0s, every docker run "ambiguous").
 func TestProvider_CreatesTheNetworkOnce(t *testing.T) {
 	g := NewWithT(t)

@@ -137,7 +137,7 @@ func Config(c topology.Cluster, o Options) (*kindv1alpha4.Cluster, error) {
 		}
 	}
 	if len(v4) != 1 || len(v6) != 0 {
-		return nil, fmt.Errorf("cluster %s: the kind provider needs exactly one IPv4 pod CIDR (got %s); the datapath tier is IPv4-only",
+		return nil, fmt.Errorf("cluster %s: the kind provider needs exactly one IPv4 pod CIDR (got %s): kind clusters of the test bed are IPv4-only; give it one IPv4 podCIDRs entry",
 			c.Name, strings.Join(c.PodCIDRs, ", "))
 	}
 	if c.ServiceCIDR == "" {

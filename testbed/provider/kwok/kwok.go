@@ -1,7 +1,6 @@
-// Package kwok is the hermetic test-bed provider: each cluster is a kwokctl cluster with the
-// binary runtime, every component from the pinned toolchain (nothing is downloaded), its
-// own work directory, kubeconfig and ports, and fake nodes whose pod CIDRs follow the
-// topology.
+// Package kwok is the provider of the hermetic tier's clusters: each cluster is a kwokctl cluster
+// with the binary runtime, every component from the pinned toolchain (nothing is downloaded), its
+// own work directory, kubeconfig and ports, and fake nodes whose pod CIDRs follow the topology.
 package kwok
 
 import (

@@ -222,8 +222,8 @@ func TestOpen_RefusesAProviderWithoutDatapath(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`unknown provider "minikube"`)))
 	g.Expect(err).To(MatchError(ContainSubstring("use one of existing, k0s, kind, kwok")))
 	_, err = Open(Options{Provider: topology.ProviderKind, Dir: t.TempDir(), Log: &bytes.Buffer{}})
-	g.Expect(err).To(MatchError(ContainSubstring("no datapath run in")))
-	// The mesh mirror stands in for Cilium on the host-process bed; here Cilium runs.
+	g.Expect(err).To(MatchError(ContainSubstring("no run of the in-cluster bed in")))
+	// The mesh mirror stands in for Cilium on the host bed; here Cilium runs.
 	top := topology.Default()
 	top.Addons = append(top.Addons, topology.AddonMeshMirror)
 	_, err = Open(Options{Topology: top, Provider: topology.ProviderKind, Dir: t.TempDir(), DryRun: true, Log: &bytes.Buffer{}})

@@ -1,5 +1,6 @@
 // Package incluster is the in-cluster bed: the testbed.Bed of a run whose add-ons run as
-// workloads in its clusters (addonPlacement: cluster), beside the host bed of package testbed.
+// workloads in its clusters (addonPlacement: cluster), the sibling of the host bed (package
+// testbed/host).
 // It brings up and tears down real clusters (kind or k0s, or existing ones it is given) with
 // Cilium ClusterMesh, Flux following the test bed's Git server, and the Polykube operator
 // running in every cluster from an image built from the repository. `polykube-testbed up
@@ -23,7 +24,7 @@ import (
 	"github.com/polykube/polykube/testbed/topology"
 )
 
-// Provider is what the datapath tier uses of a provider that creates the clusters (kind,
+// Provider is what the in-cluster bed uses of a provider that creates the clusters (kind,
 // k0s): beyond provider.Provider, each of its abilities below. A provider with fewer (existing
 // clusters) is run with the steps those abilities serve left out (see ownsClusters).
 type Provider interface {
@@ -48,7 +49,7 @@ var (
 	_ Provider = (*k0s.Provider)(nil)
 )
 
-// Bed is one datapath run.
+// Bed is one run of the in-cluster bed.
 type Bed struct {
 	opts  Options
 	state *State
