@@ -12,7 +12,8 @@ CRD_DIR := operator/config/crd/bases
 # on a first run instead of compiling silently as `go run` would; later runs rebuild incrementally.
 TESTBED_BIN := $(CURDIR)/bin/polykube-testbed
 TESTBED := $(TESTBED_BIN)
-# The hermetic provider is the default; PROVIDER=kind selects the datapath tier.
+# kwok (the host bed, the hermetic tier) is the default; PROVIDER=kind or k0s runs the in-cluster
+# bed (the datapath tier).
 PROVIDER ?= kwok
 # Tool groups `make test` needs; the first run builds them from Go module source (minutes; the
 # prometheus group, for the alert rules' promtool tests and the test bed's Prometheus, is the
