@@ -157,15 +157,7 @@ func (sc *Scenario) CheckOperatorRefusesToStart(ctx context.Context, cluster str
 // CheckOperatorBinaryKept checks that the cluster's operator is still the binary it ran before
 // HandOverOperator or PointAtRelease.
 func (sc *Scenario) CheckOperatorBinaryKept(ctx context.Context, cluster string) error {
-	r, err := sc.publishedRelease()
-	if err != nil {
-		return err
-	}
-	before, ok := r.before[cluster]
-	if !ok {
-		return fmt.Errorf("nothing was recorded of cluster %q's operator: hand it over from Flux first", cluster)
-	}
-	now, err := sc.operatorRunning(ctx, cluster)
+	before, now, err := sc.operatorBeforeAndNow(ctx, cluster)
 	if err != nil {
 		return err
 	}

@@ -444,15 +444,7 @@ func (sc *Scenario) AwaitReleaseRefused(ctx context.Context, cluster string) err
 // CheckOperatorKept checks that the cluster's operator runs what it ran before it was pointed
 // at the release: the same Deployment image and arguments, the same binary, the same revision.
 func (sc *Scenario) CheckOperatorKept(ctx context.Context, cluster string) error {
-	r, err := sc.publishedRelease()
-	if err != nil {
-		return err
-	}
-	before, ok := r.before[cluster]
-	if !ok {
-		return fmt.Errorf("cluster %q was not pointed at the release", cluster)
-	}
-	now, err := sc.operatorRunning(ctx, cluster)
+	before, now, err := sc.operatorBeforeAndNow(ctx, cluster)
 	if err != nil {
 		return err
 	}
@@ -467,6 +459,21 @@ func (sc *Scenario) CheckOperatorKept(ctx context.Context, cluster string) error
 		errs = append(errs, fmt.Errorf("the operator Kustomization of %q applied %s, before %s", cluster, now.appliedRevision, before.appliedRevision))
 	}
 	return errors.Join(errs...)
+}
+
+// operatorBeforeAndNow is what the cluster's operator ran when the scenario recorded it (before
+// PointAtRelease or HandOverOperator) and what it runs now.
+func (sc *Scenario) operatorBeforeAndNow(ctx context.Context, cluster string) (before, now operatorRun, err error) {
+	r, err := sc.publishedRelease()
+	if err != nil {
+		return before, now, err
+	}
+	before, ok := r.before[cluster]
+	if !ok {
+		return before, now, fmt.Errorf("nothing was recorded of cluster %q's operator: point it at the release or hand it over from Flux first", cluster)
+	}
+	now, err = sc.operatorRunning(ctx, cluster)
+	return before, now, err
 }
 
 // kustomizationApplied checks that the Kustomization is Ready with the revision applied.
