@@ -72,6 +72,18 @@ type Env struct {
 	Members  []Member
 	// Out receives the status lines.
 	Out io.Writer
+	// Image is the Polykube image the nodes run (the echo server and the probes are in it):
+	// the one in the run's registry when the nodes pull it from there; "" means Image, loaded
+	// into every node.
+	Image string
+}
+
+// PolykubeImage is the Polykube image the nodes run: Env.Image, or Image.
+func (e *Env) PolykubeImage() string {
+	if e.Image != "" {
+		return e.Image
+	}
+	return Image
 }
 
 // KubeconfigEnv is the KUBECONFIG that holds every member's context, for the CLIs that talk

@@ -36,7 +36,7 @@ func CheckServices(ctx context.Context, e *Env) error {
 }
 
 func checkService(ctx context.Context, e *Env, m Member) error {
-	tmpl := EchoTemplate(Image)
+	tmpl := EchoTemplate(e.PolykubeImage())
 	tmpl.Spec.Containers[0].Env[0] = corev1.EnvVar{Name: "CLUSTER_NAME", Value: m.Name} // no operator labels these pods
 	labels := map[string]string{"app.kubernetes.io/name": "polykube-netcheck"}
 	tmpl.Labels = labels

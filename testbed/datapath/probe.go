@@ -117,7 +117,7 @@ func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int
 	if err != nil {
 		return nil, err
 	}
-	job := ProbeJob(namespace, service, n, Image)
+	job := ProbeJob(namespace, service, n, e.PolykubeImage())
 	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
 		return nil, nil
 	}
@@ -133,8 +133,8 @@ func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int
 // symptom would be a Kustomization that is never Ready.
 func CheckGitReachable(ctx context.Context, e *Env, gitURL string) error {
 	return e.EachMember(func(m Member) error {
-		job := GitReachJob(metav1.NamespaceDefault, gitURL, Image)
-		if !e.Runner.Note("run a Job in %s whose pod (image %s) runs: %s", m.Context, Image, strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")) {
+		job := GitReachJob(metav1.NamespaceDefault, gitURL, e.PolykubeImage())
+		if !e.Runner.Note("run a Job in %s whose pod (image %s) runs: %s", m.Context, e.PolykubeImage(), strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")) {
 			return nil
 		}
 		log, err := runJob(ctx, e, m, job)

@@ -78,6 +78,7 @@ func openBed(o testbed.BedOptions) (testbed.Bed, error) {
 	if rec != nil {
 		b.state.GitAddr, b.state.Seeded, b.state.Operator, b.state.ServiceAccount = rec.GitAddr, rec.Seeded, rec.Operator, rec.ServiceAccount
 		b.state.RegistryAddr, b.state.RegistryImage = rec.RegistryAddr, rec.RegistryImage
+		b.env.Image = rec.RegistryImage
 		return b, nil
 	}
 	// No run: the Git server's address is not known; the operator is the one Up would seed.

@@ -274,6 +274,10 @@ func TestUp_WithTheRegistryTheNodesPullPolykube(t *testing.T) {
 	g.Expect(plan).To(ContainSubstring("write /etc/containerd/certs.d/172.18.0.1:<port>/hosts.toml into every node of onprem-fra"))
 	g.Expect(plan).To(ContainSubstring("push " + datapath.Image + " to 172.18.0.1:<port>/polykube/polykube"))
 	g.Expect(plan).To(ContainSubstring("crictl images"))
+	// The pods the bed runs itself (the pod-to-Service check, the Git reach check, the probes)
+	// run the image from the registry too: the nodes have no other.
+	g.Expect(plan).To(ContainSubstring("whose pod (image 172.18.0.1:<port>/polykube/polykube@sha256:<digest>)"))
+	g.Expect(plan).NotTo(ContainSubstring("image: " + datapath.Image))
 	var loaded []string
 	for _, c := range dry.Commands() {
 		if c.Path == "docker" && c.Args[0] == "save" && c.Args[2] != "/run/polykube/polykube-push.tar" {

@@ -103,7 +103,7 @@ func Open(opts Options) (*Bed, error) {
 		return nil, err
 	}
 	b.prov = p
-	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Log}
+	b.env = &datapath.Env{Runner: opts.Runner, Topology: st.Topology, Out: opts.Log, Image: st.RegistryImage}
 	for i, c := range st.Topology.Clusters {
 		var host string
 		var port int

@@ -45,12 +45,7 @@ func (b *Bed) usesRegistry() bool { return b.state.Topology.HasAddon(topology.Ad
 
 // image is the Polykube image the clusters run: in the run's registry, by digest, once pushed
 // there; else the image loaded into every node.
-func (b *Bed) image() string {
-	if b.usesRegistry() && b.state.RegistryImage != "" {
-		return b.state.RegistryImage
-	}
-	return datapath.Image
-}
+func (b *Bed) image() string { return b.env.PolykubeImage() }
 
 // registryHost is the address the registry listens on: the topology's, unless it is a loopback
 // address (each node's loopback is its own), else the gateway of the nodes' Docker network.
@@ -124,6 +119,7 @@ func (b *Bed) pushImage(ctx context.Context, addr string) error {
 	}
 	if !b.env.Runner.Note("push %s to %s and name it by digest", datapath.Image, repo) {
 		b.state.RegistryImage = repo + "@sha256:<digest>"
+		b.env.Image = b.state.RegistryImage
 		return nil
 	}
 	defer os.Remove(archive)
@@ -147,6 +143,7 @@ func (b *Bed) pushImage(ctx context.Context, addr string) error {
 		return err
 	}
 	b.state.RegistryImage = repo + "@" + d.String()
+	b.env.Image = b.state.RegistryImage
 	fmt.Fprintf(b.opts.Log, "   %s is %s\n", datapath.Image, b.state.RegistryImage)
 	return b.saveState()
 }
