@@ -72,7 +72,7 @@ Feature: Routing through the global service
     And no answer comes from cluster "alpha"
     And answers come from each of the clusters "beta" and "gamma"
 
-  @slow
+  @slow @partition
   Scenario: A network partition leaves each side serving its own backends, and the mesh heals
     Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
     When the network between cluster "alpha" and the other clusters is cut

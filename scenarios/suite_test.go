@@ -300,7 +300,8 @@ type notRun struct {
 
 // planRun narrows the user's tag expression: @datapath scenarios are not run on a provider
 // without the datapath capability, and @wip scenarios are not run unless asked for by tag.
-// @mesh-mirror scenarios bring the test bed's mesh mirror up on a provider without a datapath;
+// @partition scenarios cut the network between clusters: on a datapath provider without the
+// partition capability (k0s) they are not run, and say so. @mesh-mirror scenarios bring the test bed's mesh mirror up on a provider without a datapath;
 // on one with it Cilium's own endpoint-slice synchronisation mirrors (testbed/datapath enables
 // it), so they run with no add-on. Everything it leaves out that the user's expression
 // selected is reported, never dropped.
@@ -313,6 +314,7 @@ type notRun struct {
 func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string, misnamed []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
+	hasPartition := slices.Contains(caps, harness.CapabilityPartition)
 	wantsWIP := regexp.MustCompile(`(^|[^~])@wip\b`).MatchString(userTags)
 	wantsSoak := regexp.MustCompile(`(^|[^~])@soak\b`).MatchString(userTags)
 	// The scenarios of an Argo CD shape (@argocd: an Argo CD per cluster; @argocd-central: one
@@ -337,6 +339,9 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 		}
 		// The prometheus add-on runs beside kwok clusters, not in real ones (yet).
 		plan.tags = harness.AndNot(plan.tags, "@prometheus")
+	}
+	if hasDatapath && !hasPartition {
+		plan.tags = harness.AndNot(plan.tags, "@partition")
 	}
 	if !wantsWIP {
 		plan.tags = harness.AndNot(plan.tags, "@wip")
@@ -365,6 +370,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs a cluster whose Cilium goes by another name, which real Cilium takes only at install (@misnamed-mesh: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind-misnamed.yaml on %s)", provider)})
 		case p.HasTag("@datapath") && !hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs datapath (provider %s)", provider)})
+		case p.HasTag("@partition") && hasDatapath && !hasPartition:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the partition capability (cutting the network between clusters), which provider %s lacks: run it on kind", provider)})
 		case p.HasTag("@prometheus") && hasDatapath:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the test bed's prometheus add-on, which runs beside kwok clusters only (provider %s)", provider)})
 		case p.HasTag("@wip") && !wantsWIP:

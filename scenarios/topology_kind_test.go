@@ -156,6 +156,9 @@ func TestTopologyK0s_IsTheKindOneOnK0s(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(k0s.Provider).To(Equal(topology.ProviderK0s))
 	g.Expect(harness.ProviderCapabilities(k0s.Provider)).To(ContainElement(harness.CapabilityDatapath))
+	// The @partition scenarios run on kind only: k0s has no network fault.
+	g.Expect(harness.ProviderCapabilities(k0s.Provider)).NotTo(ContainElement(harness.CapabilityPartition))
+	g.Expect(harness.ProviderCapabilities(topology.ProviderKind)).To(ContainElement(harness.CapabilityPartition))
 	k0s.Provider = topology.ProviderKind
 	for i := range k0s.Clusters {
 		g.Expect(k0s.Clusters[i].Provider).To(Equal(topology.ProviderK0s))

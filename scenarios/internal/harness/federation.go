@@ -15,6 +15,9 @@ import (
 const (
 	// CapabilityDatapath: real pods, a real network and Cilium ClusterMesh (kind, k0s).
 	CapabilityDatapath = "datapath"
+	// CapabilityPartition: the provider can cut the network between clusters (the network
+	// fault); @partition scenarios need it.
+	CapabilityPartition = "partition"
 )
 
 // Federation is the running federation the scenarios share: clusters, the Git repository Flux
