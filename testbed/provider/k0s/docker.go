@@ -143,11 +143,11 @@ func (d *dockerBackend) create(ctx context.Context, c topology.Cluster) (*adminK
 	if !exists {
 		var hostPort int
 		if !p.o.Runner.DryRun() {
-			free, err := ports.Free(1)
+			// From APIServerHostPortBase plus the cluster ID up, outside the ephemeral range.
+			hostPort, err = ports.Lasting(APIServerHostPortBase + int(c.ClusterID))
 			if err != nil {
-				return nil, fmt.Errorf("find a free port for the API server of %s: %w", c.Name, err)
+				return nil, fmt.Errorf("find a port for the API server of %s: %w", c.Name, err)
 			}
-			hostPort = free[0]
 		}
 		if _, err := p.run(ctx, "docker", DockerRunArgs(c.Name, configPath, p.o.NodeImage, hostPort, p.o.CgroupV1)...); err != nil {
 			return nil, fmt.Errorf("start the k0s container of %s: %w", c.Name, err)

@@ -42,6 +42,10 @@ const (
 // APIServerPort is the k0s API server's port.
 const APIServerPort = 6443
 
+// APIServerHostPortBase is where the host ports that publish the API servers of k0s in Docker
+// start: 127.0.0.1:<base + cluster ID>, or the next free one up, below the ephemeral range.
+const APIServerHostPortBase = 26443
+
 // Options are the k0s provider's own settings.
 type Options struct {
 	// Mode is docker (default) or ssh.

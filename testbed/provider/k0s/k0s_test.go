@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -377,4 +378,9 @@ func TestProvider_PublishesTheAPIServerOnAPortFixedAtCreation(t *testing.T) {
 	i := slices.Index(d.run, "--publish")
 	g.Expect(i).To(BeNumerically(">=", 0))
 	g.Expect(d.run[i+1]).To(MatchRegexp(`^127\.0\.0\.1:[1-9][0-9]*:6443$`))
+	// Outside the ephemeral range, where nothing else takes it while the node is stopped.
+	var port int
+	_, err = fmt.Sscanf(d.run[i+1], "127.0.0.1:%d:6443", &port)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(port).To(BeNumerically("<", 32768), "a port of the ephemeral range is taken by outgoing connections while the node is stopped")
 }
