@@ -196,9 +196,10 @@ func (p *Provider) create(ctx context.Context, c topology.Cluster) error {
 	}
 	dir := p.clusterDir(c.Name)
 	// The etcd peer port has no flag: it goes in a configuration file. So does the fake
-	// nodes' lease duration: a kwok-controller started again (after a stopped API server)
-	// has a new identity and manages no node, so no pod becomes ready, until the previous
-	// controller's leases expire: 200s by default. kwokctl multiplies the duration (and the
+	// nodes' lease duration: a kwok-controller started again (Stop leaves it running, but a
+	// cluster can outlive its processes: a machine restarted under a kept test bed) has a new
+	// identity and manages no node, so no pod becomes ready, until the previous controller's
+	// leases expire: 200s by default. kwokctl multiplies the duration (and the
 	// node heartbeats) by heartbeatFactor, which is stated here so the arithmetic is ours.
 	conf := filepath.Join(dir, "kwokctl.yaml")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %d\n  heartbeatFactor: %d\n  nodeLeaseDurationSeconds: %d\n",
@@ -254,15 +255,44 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	return os.RemoveAll(p.clusterDir(name))
 }
 
-// Stop implements provider.Provider: kwokctl stops every component, keeping etcd's data.
+// Stop implements provider.Provider: it stops the control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler), keeping etcd's data, and leaves kwok-controller
+// running, as a node's kubelet and its network plugin keep running while their control
+// plane is away.
+//
+// kwok-controller plays both, and keeps the pod addresses it handed out in memory only: one
+// started again learns the addresses of running pods only when it next changes them, and
+// hands the first of them to the next new pods (kwok v0.8.0, pkg/kwok/controllers:
+// PodController.markPodIP is called from a stage's patch step alone, and a running pod
+// matches no default stage). Two pods with one address look like one backend to the mesh.
+// Kept running, it keeps its pools and its node leases, so a started cluster's pods are also
+// managed again at once rather than after the old leases expire. kwokctl has no command to
+// stop one component, so the others are signalled here through the PID files kwokctl
+// writes, as its own stop does (SIGTERM, then the file removed); `kwokctl start cluster`
+// starts what has no live PID file and skips the running kwok-controller.
 func (p *Provider) Stop(ctx context.Context, name string) error {
 	cl, err := p.Kubeconfig(ctx, name)
 	if err != nil {
 		return err
 	}
-	pids := p.componentPIDs(name)
-	if _, err := p.kwokctl(name, "stop", "cluster").Run(ctx); err != nil {
-		return fmt.Errorf("stop kwok cluster %s: %w", name, err)
+	var pids []int
+	for _, f := range p.pidFiles(name) {
+		if filepath.Base(f) == kwokControllerPIDFile {
+			continue
+		}
+		pid, err := readPID(f)
+		if err != nil {
+			return fmt.Errorf("stop kwok cluster %s: %w", name, err)
+		}
+		if pid > 0 && proc.Alive(pid) {
+			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("stop kwok cluster %s: signal PID %d (%s): %w", name, pid, f, err)
+			}
+			pids = append(pids, pid)
+		}
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("stop kwok cluster %s: %w", name, err)
+		}
 	}
 	if err := p.reap(ctx, name, pids); err != nil {
 		return err
@@ -389,16 +419,34 @@ func resources(cpu, mem, pods string) corev1.ResourceList {
 	}
 }
 
+// pidFiles are the PID files kwokctl keeps for the cluster's components, one per binary,
+// named after it.
+func (p *Provider) pidFiles(name string) []string {
+	files, _ := filepath.Glob(filepath.Join(p.clusterDir(name), "clusters", name, "pids", "*.pid"))
+	return files
+}
+
+// kwokControllerPIDFile is the name of kwok-controller's PID file: kwokctl names each after
+// the binary it runs, and links kwok-controller's into the cluster's directory under that name.
+const kwokControllerPIDFile = "kwok-controller.pid"
+
+func readPID(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("PID file %s holds %q, not a PID", path, data)
+	}
+	return pid, nil
+}
+
 // componentPIDs reads the PIDs kwokctl recorded for the cluster's components.
 func (p *Provider) componentPIDs(name string) []int {
-	files, _ := filepath.Glob(filepath.Join(p.clusterDir(name), "clusters", name, "pids", "*.pid"))
 	var pids []int
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+	for _, f := range p.pidFiles(name) {
+		if pid, err := readPID(f); err == nil && pid > 0 {
 			pids = append(pids, pid)
 		}
 	}

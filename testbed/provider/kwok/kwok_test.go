@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,4 +169,74 @@ func componentPIDs(t *testing.T, dir string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// TestProvider_PodIPsStayUniqueAcrossARestart: pods created after a stop and start get
+// addresses no running pod holds. kwok-controller keeps its address pools in memory; a
+// controller started again must learn the addresses of the pods that already run, or the
+// first new pods get theirs (and the mesh mirror, like Cilium, sees one backend for two pods).
+func TestProvider_PodIPsStayUniqueAcrossARestart(t *testing.T) {
+	bins := binaries(t)
+	g := gomega.NewWithT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	top, err := topology.Parse([]byte(`apiVersion: testbed.polykube.kismet.io/v1alpha1
+kind: Topology
+name: kwok-ips
+clusters:
+  - {name: ips, provider: onprem, region: fra, zone: fra-dc1, clusterID: 4, podCIDRs: [10.244.0.0/16], serviceCIDR: 10.98.0.0/16, fakeNodes: 1}
+addons: []
+`))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	p, err := kwok.New(provider.Options{Dir: t.TempDir(), Topology: top}, bins)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	t.Cleanup(func() { _ = p.Delete(context.Background(), "ips") })
+	cl, err := p.Create(ctx, top.Clusters[0])
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	cfg, err := cl.RESTConfig()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+
+	createPods := func(prefix string, n int) {
+		for i := range n {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i), Namespace: "default"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/probe"}}}}
+			_, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+		}
+	}
+	// runningIPs waits for want running pods with an address and returns pod name → address.
+	runningIPs := func(want int) map[string]string {
+		ips := map[string]string{}
+		g.Eventually(func() int {
+			list, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return -1
+			}
+			clear(ips)
+			for _, p := range list.Items {
+				if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+					ips[p.Name] = p.Status.PodIP
+				}
+			}
+			return len(ips)
+		}).WithTimeout(2 * time.Minute).WithPolling(500 * time.Millisecond).Should(gomega.Equal(want))
+		return ips
+	}
+
+	createPods("before", 3)
+	runningIPs(3)
+	g.Expect(p.Stop(ctx, "ips")).To(gomega.Succeed())
+	g.Expect(p.Start(ctx, "ips")).To(gomega.Succeed())
+	createPods("after", 3)
+	ips := runningIPs(6)
+	holders := map[string][]string{}
+	for name, ip := range ips {
+		holders[ip] = append(holders[ip], name)
+	}
+	for ip, names := range holders {
+		slices.Sort(names)
+		g.Expect(names).To(gomega.HaveLen(1), "pods %v share the address %s", names, ip)
+	}
 }
