@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -145,9 +144,8 @@ func TestSelectTopology(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("$POLYKUBE_SCENARIO_TOPOLOGY names topology-nomad.yaml")))
 }
 
-// topology-k0s.yaml is topology-kind.yaml on k0s: the same clusters, networks and add-ons, but
-// for the registry: the test bed points only kind nodes' containerd at it (k0s's nodes get the
-// Polykube image loaded).
+// topology-k0s.yaml is topology-kind.yaml on k0s: the same clusters, networks and add-ons, the
+// registry among them.
 func TestTopologyK0s_IsTheKindOneOnK0s(t *testing.T) {
 	g := NewWithT(t)
 	kind, err := topology.Load("topology-kind.yaml")
@@ -164,9 +162,6 @@ func TestTopologyK0s_IsTheKindOneOnK0s(t *testing.T) {
 		g.Expect(k0s.Clusters[i].Provider).To(Equal(topology.ProviderK0s))
 		k0s.Clusters[i].Provider = topology.ProviderKind
 	}
-	g.Expect(k0s.Addons).NotTo(ContainElement(topology.AddonRegistry))
-	g.Expect(kind.Addons).To(ContainElement(topology.AddonRegistry))
-	kind.Addons = slices.DeleteFunc(kind.Addons, func(a string) bool { return a == topology.AddonRegistry })
-	kind.Registry = k0s.Registry
+	g.Expect(k0s.Addons).To(ContainElement(topology.AddonRegistry))
 	g.Expect(k0s).To(Equal(kind))
 }

@@ -159,3 +159,14 @@ func Join(names []string, conj, prefix string) string {
 	}
 	return strings.Join(quoted[:len(quoted)-1], ", ") + " " + conj + " " + quoted[len(quoted)-1]
 }
+
+// RegistryHostsDir is where a node's containerd looks for the hosts.toml of a registry, one
+// directory per registry host:port: containerd 2's default (its CRI's registry config_path,
+// k0s's nodes), and where kind's nodes are told to look.
+const RegistryHostsDir = "/etc/containerd/certs.d"
+
+// RegistryHostsTOML is the hosts.toml that makes containerd pull from addr (host:port) over
+// plain HTTP, for resolving and pulling only.
+func RegistryHostsTOML(addr string) string {
+	return fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", addr, addr)
+}

@@ -3,6 +3,8 @@ package k0s
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -216,4 +218,34 @@ func (d *dockerBackend) loadImageArchive(ctx context.Context, name, archive stri
 		return fmt.Errorf("import %s in %s: %w", archive, ContainerName(name), err)
 	}
 	return nil
+}
+
+func (d *dockerBackend) writeNodeFile(ctx context.Context, name, file string, data []byte) error {
+	tmp, err := os.CreateTemp("", "polykube-k0s-node-file-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if _, err := d.p.run(ctx, "docker", "exec", ContainerName(name), "mkdir", "-p", path.Dir(file)); err != nil {
+		return fmt.Errorf("make %s in %s: %w", path.Dir(file), ContainerName(name), err)
+	}
+	if _, err := d.p.run(ctx, "docker", "cp", tmp.Name(), ContainerName(name)+":"+file); err != nil {
+		return fmt.Errorf("copy %s into %s: %w", file, ContainerName(name), err)
+	}
+	return nil
+}
+
+func (d *dockerBackend) nodeImages(ctx context.Context, name string) (map[string][]string, error) {
+	out, err := d.p.run(ctx, "docker", "exec", ContainerName(name), "k0s", "ctr", "--namespace", "k8s.io", "images", "list", "--quiet")
+	if err != nil {
+		return nil, fmt.Errorf("list the images of %s: %w", ContainerName(name), err)
+	}
+	return map[string][]string{ContainerName(name): strings.Fields(string(out))}, nil
 }

@@ -19,8 +19,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -86,6 +88,11 @@ type backend interface {
 	// loadImageArchive imports an image archive into the containerd of every node that runs
 	// a kubelet.
 	loadImageArchive(ctx context.Context, name, archive string) error
+	// writeNodeFile writes a file into every node that runs a kubelet.
+	writeNodeFile(ctx context.Context, name, path string, data []byte) error
+	// nodeImages lists, by node, the references of the images in the containerd of every node
+	// that runs a kubelet.
+	nodeImages(ctx context.Context, name string) (map[string][]string, error)
 	// apiServerEndpoint is the API server as the cluster's own nodes reach it.
 	apiServerEndpoint(name string) (string, int)
 	// dockerNetwork is the Docker network of the nodes, "" when they are not containers.
@@ -323,4 +330,36 @@ func (p *Provider) List(ctx context.Context) ([]string, error) {
 // that runs a kubelet (k0s ctr, namespace k8s.io).
 func (p *Provider) LoadImageArchive(ctx context.Context, name, archive string) error {
 	return p.b.loadImageArchive(ctx, name, archive)
+}
+
+// TrustRegistry writes the hosts.toml for addr into every node of the cluster that runs a
+// kubelet, so that it pulls images named addr/... from that plain-HTTP registry. k0s's
+// containerd (v2) reads registry hosts from provider.RegistryHostsDir by default, at every
+// pull, so nothing else changes and nothing restarts.
+func (p *Provider) TrustRegistry(ctx context.Context, name, addr string) error {
+	file := path.Join(provider.RegistryHostsDir, addr, "hosts.toml")
+	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP, pull and resolve)", file, name) {
+		return nil
+	}
+	return p.b.writeNodeFile(ctx, name, file, []byte(provider.RegistryHostsTOML(addr)))
+}
+
+// NodeImages lists, by node, the references (tags and digests) of the images in the containerd
+// of every node of the cluster that start with prefix, as `k0s ctr images ls` reports them:
+// what the kubelet pulled, as containerd saw it.
+func (p *Provider) NodeImages(ctx context.Context, name, prefix string) (map[string][]string, error) {
+	all, err := p.b.nodeImages(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for node, refs := range all {
+		out[node] = []string{}
+		for _, r := range refs {
+			if strings.HasPrefix(r, prefix) {
+				out[node] = append(out[node], r)
+			}
+		}
+	}
+	return out, nil
 }

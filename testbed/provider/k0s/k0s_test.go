@@ -384,3 +384,53 @@ func TestProvider_PublishesTheAPIServerOnAPortFixedAtCreation(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(port).To(BeNumerically("<", 32768), "a port of the ephemeral range is taken by outgoing connections while the node is stopped")
 }
+
+// nodeRunner runs nothing: it records each command line, keeps what `docker cp` would copy,
+// and answers from answers.
+type nodeRunner struct {
+	cmds    []string
+	copied  map[string]string
+	answers map[string]string
+}
+
+func (r *nodeRunner) Run(_ context.Context, c execx.Cmd) ([]byte, error) {
+	line := c.String()
+	r.cmds = append(r.cmds, line)
+	if len(c.Args) == 3 && c.Args[0] == "cp" {
+		data, err := os.ReadFile(c.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		r.copied[c.Args[2]] = string(data)
+	}
+	return []byte(r.answers[line]), nil
+}
+func (*nodeRunner) DryRun() bool             { return false }
+func (*nodeRunner) Note(string, ...any) bool { return true }
+
+// A k0s node in Docker trusts the run's registry through containerd's default hosts
+// directory, and reports what its containerd pulled.
+func TestProvider_TrustRegistryAndNodeImages(t *testing.T) {
+	g := NewWithT(t)
+	r := &nodeRunner{copied: map[string]string{}, answers: map[string]string{
+		"docker exec k0s-onprem-fra k0s ctr --namespace k8s.io images list --quiet": "172.18.0.1:5000/polykube/polykube@sha256:0b9a\nregistry.k8s.io/pause:3.10\n",
+	}}
+	p, err := New(provider.Options{Dir: t.TempDir(), Topology: k0sTopology()}, Options{Mode: ModeDocker, Runner: r})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	g.Expect(p.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000")).To(Succeed())
+	g.Expect(r.cmds).To(ContainElement("docker exec k0s-onprem-fra mkdir -p /etc/containerd/certs.d/172.18.0.1:5000"))
+	g.Expect(r.copied).To(HaveKeyWithValue("k0s-onprem-fra:/etc/containerd/certs.d/172.18.0.1:5000/hosts.toml",
+		provider.RegistryHostsTOML("172.18.0.1:5000")))
+	imgs, err := p.NodeImages(ctx, "onprem-fra", "172.18.0.1:5000/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(imgs).To(Equal(map[string][]string{"k0s-onprem-fra": {"172.18.0.1:5000/polykube/polykube@sha256:0b9a"}}))
+
+	hosts, err := LoadHosts("testdata/hosts.yaml", k0sTopology())
+	g.Expect(err).NotTo(HaveOccurred())
+	ssh, err := New(provider.Options{Dir: t.TempDir(), Topology: k0sTopology()}, Options{Mode: ModeSSH, Hosts: hosts, Runner: r})
+	g.Expect(err).NotTo(HaveOccurred())
+	err = ssh.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000")
+	g.Expect(err).To(MatchError(provider.ErrNotSupported))
+	g.Expect(err).To(MatchError(ContainSubstring("remove the registry add-on")))
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polykube/polykube/testbed/provider"
 	"github.com/polykube/polykube/testbed/topology"
 )
 
@@ -140,4 +141,14 @@ func (s *sshBackend) kubeletHosts(name string) []SSHHost {
 		}
 	}
 	return out
+}
+
+// The registry add-on is the in-cluster bed's on Docker; on SSH hosts the registry's address
+// and containerd's hosts file are the hosts' owner's to set.
+func (s *sshBackend) writeNodeFile(_ context.Context, name, file string, _ []byte) error {
+	return fmt.Errorf("k0s on SSH hosts: writing %s into the hosts of %s is not done by the test bed (%w): configure their containerd for the registry yourself, or remove the registry add-on from the topology", file, name, provider.ErrNotSupported)
+}
+
+func (s *sshBackend) nodeImages(_ context.Context, name string) (map[string][]string, error) {
+	return nil, fmt.Errorf("k0s on SSH hosts: listing the images of %s is not done by the test bed (%w)", name, provider.ErrNotSupported)
 }

@@ -171,5 +171,5 @@ func TestConfig_RegistryHostsPointContainerdAtTheHostsDirectory(t *testing.T) {
 	cfg, err = Config(c, Options{RegistryHosts: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.ContainerdConfigPatches).To(ConsistOf(ContainSubstring(`config_path = "/etc/containerd/certs.d"`)))
-	g.Expect(RegistryHostsTOML("172.18.0.1:5000")).To(Equal("server = \"http://172.18.0.1:5000\"\n\n[host.\"http://172.18.0.1:5000\"]\n  capabilities = [\"pull\", \"resolve\"]\n"))
+	g.Expect(provider.RegistryHostsTOML("172.18.0.1:5000")).To(Equal("server = \"http://172.18.0.1:5000\"\n\n[host.\"http://172.18.0.1:5000\"]\n  capabilities = [\"pull\", \"resolve\"]\n"))
 }

@@ -9,25 +9,21 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/polykube/polykube/testbed/provider"
 )
 
-// RegistryHostsDir is where the nodes' containerd looks for a registry's hosts.toml, one
-// directory per registry host:port: the kind configuration of a run with a registry points
-// containerd's CRI at it (ContainerdRegistryPatch), and containerd reads it at every pull, so a
-// registry can be added to a running node.
-const RegistryHostsDir = "/etc/containerd/certs.d"
+// RegistryHostsDir is where the nodes' containerd looks for a registry's hosts.toml: the kind
+// configuration of a run with a registry points containerd's CRI at it
+// (ContainerdRegistryPatch), and containerd reads it at every pull, so a registry can be added
+// to a running node.
+const RegistryHostsDir = provider.RegistryHostsDir
 
 // ContainerdRegistryPatch makes the nodes' containerd read registry hosts from RegistryHostsDir
 // (containerd's CRI reads no hosts directory unless told).
 var ContainerdRegistryPatch = fmt.Sprintf(`[plugins."io.containerd.grpc.v1.cri".registry]
   config_path = %q
 `, RegistryHostsDir)
-
-// RegistryHostsTOML is the hosts.toml that makes containerd pull from addr (host:port) over
-// plain HTTP, for resolving and pulling only.
-func RegistryHostsTOML(addr string) string {
-	return fmt.Sprintf("server = \"http://%s\"\n\n[host.\"http://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", addr, addr)
-}
 
 // TrustRegistry writes the hosts.toml for addr into every node of the cluster, so that its
 // kubelet pulls images named addr/... from that plain-HTTP registry. The cluster must have been
@@ -45,7 +41,7 @@ func (p *Provider) TrustRegistry(_ context.Context, name, addr string) error {
 		return err
 	}
 	for _, n := range ns {
-		if err := nodeutils.WriteFile(n, file, RegistryHostsTOML(addr)); err != nil {
+		if err := nodeutils.WriteFile(n, file, provider.RegistryHostsTOML(addr)); err != nil {
 			return fmt.Errorf("node %s: write %s: %w", n, file, err)
 		}
 	}
