@@ -178,7 +178,55 @@ func (p *Provider) Create(ctx context.Context, c topology.Cluster) (*provider.Cl
 	if err := EnsureFakeNodes(ctx, cs, c, p.opts.Topology.Wait(topology.WaitNodesReady)); err != nil {
 		return nil, err
 	}
+	if err := warmAddressPools(ctx, cs, c, p.opts.Topology.Wait(topology.WaitNodesReady)); err != nil {
+		return nil, err
+	}
 	return cl, nil
+}
+
+// warmAddressPools runs one pod on each fake node until it has an address, then deletes it,
+// so that each node's address pool exists in kwok-controller before any other pod needs one.
+// kwok v0.8.0 makes a node's pool on first use by loading, then storing
+// (PodController.ipPool): two pods given the node's first address at the same moment each
+// made their own pool and got the same address (seen once, pods before-0 and before-1 both
+// 10.244.0.1, in TestProvider_PodIPsStayUniqueAcrossARestart run beside other packages).
+func warmAddressPools(ctx context.Context, cs kubernetes.Interface, c topology.Cluster, w topology.Wait) error {
+	pods := cs.CoreV1().Pods(metav1.NamespaceDefault)
+	var names []string
+	for i := range c.FakeNodes {
+		node := fmt.Sprintf("%s-node-%d", c.Name, i)
+		name := "polykube-testbed-address-pool-" + strconv.Itoa(i)
+		names = append(names, name)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault,
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "polykube-testbed"}},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "pool", Image: "polykube.invalid/address-pool"}}},
+		}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create pod %s on fake node %s (it makes the node's address pool): %w", name, node, err)
+		}
+	}
+	err := wait.For(ctx, w, fmt.Sprintf("a pod on each of the %d fake nodes of %s to get an address", len(names), c.Name), func(ctx context.Context) error {
+		for _, n := range names {
+			pod, err := pods.Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if pod.Status.PodIP == "" {
+				return fmt.Errorf("pod %s has no address yet", n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := pods.Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete pod %s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 const (
