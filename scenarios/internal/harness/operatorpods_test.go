@@ -1,14 +1,19 @@
 package harness
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/polykube/polykube/testbed/incluster"
+	"github.com/polykube/polykube/testbed/topology"
 )
 
 const (
@@ -157,4 +162,23 @@ func TestRefusedPod(t *testing.T) {
 	if p, _, ok := refusedPod(d, []corev1.Pod{oldExited}, before); ok {
 		t.Errorf("a pod recorded before is not the new operator, yet refusedPod found %s", p.Name)
 	}
+}
+
+// On the in-cluster bed of topology-kind.yaml the install scenarios take the path of operators
+// that run in the clusters (the bed swaps no operator binary) and publish to the bed's own
+// registry, whose address is the one its nodes' containerd trusts (here, in a dry run, not yet
+// started: the scenario says so rather than pushing elsewhere).
+func TestInstallOnTheInClusterBed_OperatorsInPodsAndTheBedsRegistry(t *testing.T) {
+	g := NewWithT(t)
+	top, err := topology.Load("../../topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(top.HasAddon(topology.AddonRegistry)).To(BeTrue(), "topology-kind.yaml runs the registry the install scenarios publish to")
+	var out bytes.Buffer
+	b, err := incluster.Open(incluster.Options{Topology: top, Dir: "/run/scenarios-kind", SourceDir: "../../..", DryRun: true, Log: &out})
+	g.Expect(err).NotTo(HaveOccurred())
+	sc := &Scenario{Suite: &Suite{Fed: newBedFederation(b)}}
+	_, host := sc.hostOperators()
+	g.Expect(host).To(BeFalse(), "the in-cluster bed's operators are the Deployment's pods")
+	_, err = sc.registryAddr()
+	g.Expect(err).To(MatchError(ContainSubstring("the run's registry has not started")))
 }
