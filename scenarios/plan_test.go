@@ -21,7 +21,7 @@ func TestPlanRun(t *testing.T) {
 	)
 	const (
 		misnamedOnlyK0s = "needs a cluster whose Cilium goes by another name, which real Cilium takes only at install (@misnamed-mesh: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind-misnamed.yaml on k0s)"
-		noRegistryK0s   = "needs the registry add-on, which this k0s topology does not run (the in-cluster bed runs it where it can point the nodes' containerd at it: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind.yaml)"
+		noRegistryK0s   = "needs the registry add-on, which this k0s topology does not run (add it where the provider can point its nodes' containerd at it, as topology-kind.yaml and topology-k0s.yaml do)"
 	)
 	kindAddons := []string{topology.AddonRegistry, topology.AddonGit, topology.AddonFlux, topology.AddonOperator}
 	pickles := []harness.Pickle{
@@ -54,7 +54,7 @@ func TestPlanRun(t *testing.T) {
 		// On kind Cilium mirrors: the @mesh-mirror scenario runs, with no add-on.
 		// A @misnamed-mesh scenario is not run there, and says why.
 		{"@hermetic", "kind", "flux", []string{harness.CapabilityDatapath, harness.CapabilityPartition}, nil, "@hermetic && ~@argocd && ~@argocd-central && ~@misnamed-mesh && ~@prometheus && ~@wip && ~@soak && ~@host-operators", 4, []string{"@wip (testbed)", argoOnly, soak, misnamedOnly, centralOnly}, nil, kindAddons},
-		// On k0s, whose topology runs no registry, the @registry scenario is not run, and says why.
+		// On a k0s topology without the registry, the @registry scenario is not run, and says why.
 		{"@hermetic", "k0s", "flux", []string{harness.CapabilityDatapath}, nil, "@hermetic && ~@argocd && ~@argocd-central && ~@misnamed-mesh && ~@prometheus && ~@partition && ~@wip && ~@soak && ~@host-operators && ~@registry", 3, []string{"@wip (testbed)", argoOnly, soak, misnamedOnlyK0s, noRegistryK0s, centralOnly}, nil, nil},
 		{"@none", "kwok", "flux", nil, nil, "@none && ~@argocd && ~@argocd-central && ~@datapath && ~@wip && ~@soak", 0, nil, nil, nil},
 		// On a topology that installs Cilium in gamma under another name only the
@@ -120,9 +120,10 @@ func TestPlanRun_HostOperatorsOnKwokOnly(t *testing.T) {
 }
 
 // The install scenarios (@registry) publish a release to the test bed's registry: on kwok the
-// run brings the add-on up for them; on kind they run where the topology has it, with the
-// operator in its pods (no add-on to add); on k0s, whose topology has no registry, they are
-// reported as not run, with the reason, rather than selected and failed.
+// run brings the add-on up for them; on kind and k0s they run where the topology has it, with
+// the operator in its pods (no add-on to add); on a topology without it (k0s on SSH hosts,
+// whose containerd the test bed does not configure) they are reported as not run, with the
+// reason, rather than selected and failed.
 func TestPlanRun_RegistryWhereTheTopologyRunsIt(t *testing.T) {
 	pickles := []harness.Pickle{{Name: "i", Tags: []string{"@hermetic", "@registry"}}}
 	kwok := planRun(pickles, "", "kwok", "flux", nil, nil, nil)
@@ -139,6 +140,14 @@ func TestPlanRun_RegistryWhereTheTopologyRunsIt(t *testing.T) {
 	}
 	if harness.MatchTags(k0s.tags, pickles[0].Tags) {
 		t.Errorf("on k0s without the registry the tags %q select the @registry scenario", k0s.tags)
+	}
+	k0sTop, err := topology.Load("topology-k0s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k0s = planRun(pickles, "", "k0s", "flux", []string{harness.CapabilityDatapath}, nil, k0sTop.Addons)
+	if k0s.toRun != 1 || len(k0s.notRun) != 0 || !harness.MatchTags(k0s.tags, pickles[0].Tags) {
+		t.Errorf("on topology-k0s.yaml, which has the registry: %d to run, not run %v, tags %q; want 1, none, selecting it", k0s.toRun, k0s.notRun, k0s.tags)
 	}
 }
 

@@ -313,9 +313,10 @@ type notRun struct {
 // are right.
 //
 // @registry scenarios publish a release to the test bed's registry and install it. On kwok the
-// run brings the add-on up for them (tagAddons); on a datapath provider the in-cluster bed can
-// run it only where it points its nodes' containerd at it (kind), so they run only on a
-// topology that has it (addons, the topology's: topology-kind.yaml), and say so elsewhere.
+// run brings the add-on up for them (tagAddons); on a datapath provider the in-cluster bed runs
+// it only where the topology asks for it (addons, the topology's: topology-kind.yaml and
+// topology-k0s.yaml, whose nodes' containerd it points at the registry), so they run only there,
+// and say so elsewhere.
 func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string, misnamed []string, addons []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
@@ -392,7 +393,7 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 		case p.HasTag("@host-operators") && !hostOperators:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs operators run as host processes (provider kwok; this run's is %s)", provider)})
 		case p.HasTag("@registry") && !registry:
-			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the registry add-on, which this %s topology does not run (the in-cluster bed runs it where it can point the nodes' containerd at it: POLYKUBE_SCENARIO_TOPOLOGY=topology-kind.yaml)", provider)})
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the registry add-on, which this %s topology does not run (add it where the provider can point its nodes' containerd at it, as topology-kind.yaml and topology-k0s.yaml do)", provider)})
 		case p.HasTag("@soak") && !wantsSoak:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
 		case !p.HasTag("@misnamed-mesh") && hasDatapath && len(misnamed) > 0:

@@ -68,7 +68,7 @@ func isLoopback(a string) bool {
 // machine reaches too. An error for a run without the registry add-on, or before it started.
 func (b *Bed) Registry() (string, error) {
 	if !b.usesRegistry() {
-		return "", fmt.Errorf("the run has no registry: add the %s add-on to the topology (topology-kind.yaml has it; provider %s must be able to point its nodes' containerd at it)", topology.AddonRegistry, b.prov.Name())
+		return "", fmt.Errorf("the run has no registry: add the %s add-on to the topology (topology-kind.yaml and topology-k0s.yaml have it; provider %s must be able to point its nodes' containerd at it)", topology.AddonRegistry, b.prov.Name())
 	}
 	if b.state.RegistryAddr == "" {
 		return "", fmt.Errorf("the run's registry has not started: bring the run up first (polykube-testbed up --provider %s)", b.prov.Name())
