@@ -1,14 +1,15 @@
-@hermetic @registry @host-operators
+@hermetic @registry
 Feature: Installing Polykube from its release in a registry
   A user installs Polykube as Flux installs anything it did not build: `make release` and
   `make publish` put the operator image and the Flux artifact of the gitops tree in an OCI
   registry, signed with cosign (make release SIGN_KEY=…), and each cluster's Flux reads the
   artifact through an OCIRepository that verifies that signature with the release's public key, its
   Kustomization applying the operator with that cluster's name (examples/flux-oci/polykube.yaml,
-  the manifests the README gives). The test bed runs a registry of its own for this. kwok runs
-  no pods, so the test bed pulls the image the applied Deployment names from the registry and
-  runs the binary inside it as the cluster's operator: the binary that serves is the one the
-  registry holds.
+  the manifests the README gives). The test bed runs a registry of its own for this. On kind
+  the operator Deployment's rollout is the install: every replica runs the image its kubelet
+  pulled from the registry, by the digest the Deployment names. kwok runs no pods, so there the
+  test bed pulls the image the applied Deployment names from the registry and runs the binary
+  inside it as the cluster's operator: the binary that serves is the one the registry holds.
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"

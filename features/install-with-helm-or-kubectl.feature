@@ -1,4 +1,4 @@
-@hermetic @registry @host-operators
+@hermetic @registry
 Feature: Installing Polykube's release with Helm or with install.yaml
   A user without Flux installs the same release another way: the Helm chart, pushed to an OCI
   registry with `helm push` and installed from there (`helm install polykube oci://… --set
@@ -7,9 +7,12 @@ Feature: Installing Polykube's release with Helm or with install.yaml
   base as the Flux artifact, name the release's image by digest and carry the cluster's name.
   The test bed's clusters already run Polykube, delivered by Flux from Git, so each scenario
   first takes that delivery away from its cluster and installs over what Flux applied (Helm
-  takes the objects over; kubectl takes the fields Flux owned). kwok runs no pods, so the
-  test bed pulls the image the installed Deployment names from the registry and runs the binary
-  inside it as the cluster's operator: the binary that serves is the one the registry holds.
+  takes the objects over; kubectl takes the fields Flux owned). On kind the operator
+  Deployment's rollout is the install, and a refused start is its new pod's container exiting
+  while the pods that ran before keep running (the Deployment rolls without taking a replica
+  down first). kwok runs no pods, so there the test bed pulls the image the installed
+  Deployment names from the registry and runs the binary inside it as the cluster's operator:
+  the binary that serves is the one the registry holds.
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"

@@ -63,7 +63,7 @@ func TestFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := planRun(pickles, opts.Tags, top.Provider, top.Delivery, harness.ProviderCapabilities(top.Provider), top.Misnamed())
+	plan := planRun(pickles, opts.Tags, top.Provider, top.Delivery, harness.ProviderCapabilities(top.Provider), top.Misnamed(), top.Addons)
 	if err := withAddons(top, plan.addons); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,13 @@ type notRun struct {
 // datapath provider they run only on a topology that installs such a cluster (misnamed lists
 // them, topology-kind-misnamed.yaml), and there only they run: the rest need a mesh whose names
 // are right.
-func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string, misnamed []string) runPlan {
+//
+// @registry scenarios publish a release to the test bed's registry and install it. On kwok the
+// run brings the add-on up for them (tagAddons); on a datapath provider the in-cluster bed runs
+// it only where the topology asks for it (addons, the topology's: topology-kind.yaml and
+// topology-k0s.yaml, whose nodes' containerd it points at the registry), so they run only there,
+// and say so elsewhere.
+func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps []string, misnamed []string, addons []string) runPlan {
 	plan := runPlan{tags: userTags}
 	hasDatapath := slices.Contains(caps, harness.CapabilityDatapath)
 	hasPartition := slices.Contains(caps, harness.CapabilityPartition)
@@ -355,6 +361,10 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 	if !hostOperators {
 		plan.tags = harness.AndNot(plan.tags, "@host-operators")
 	}
+	registry := !hasDatapath || slices.Contains(addons, topology.AddonRegistry)
+	if !registry {
+		plan.tags = harness.AndNot(plan.tags, "@registry")
+	}
 	for _, p := range pickles {
 		if !harness.MatchTags(userTags, p.Tags) {
 			continue
@@ -382,6 +392,8 @@ func planRun(pickles []harness.Pickle, userTags, provider, delivery string, caps
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@wip (" + reason + ")"})
 		case p.HasTag("@host-operators") && !hostOperators:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs operators run as host processes (provider kwok; this run's is %s)", provider)})
+		case p.HasTag("@registry") && !registry:
+			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, fmt.Sprintf("needs the registry add-on, which this %s topology does not run (add it where the provider can point its nodes' containerd at it, as topology-kind.yaml and topology-k0s.yaml do)", provider)})
 		case p.HasTag("@soak") && !wantsSoak:
 			plan.notRun = append(plan.notRun, notRun{p.Name, p.Location, "@soak (as long as it is told to run: make soak, or --godog.tags=@soak)"})
 		case !p.HasTag("@misnamed-mesh") && hasDatapath && len(misnamed) > 0:

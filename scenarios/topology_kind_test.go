@@ -49,7 +49,7 @@ func TestTopologyKindMisnamed_DiffersOnlyByGammasMeshName(t *testing.T) {
 
 	pickles, err := harness.LoadFeatures(featuresDir)
 	g.Expect(err).NotTo(HaveOccurred())
-	plan := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), []string{"gamma"})
+	plan := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), []string{"gamma"}, misnamed.Addons)
 	var want int
 	for _, p := range pickles {
 		if p.HasTag("@misnamed-mesh") && !p.HasTag("@wip") {
@@ -63,7 +63,8 @@ func TestTopologyKindMisnamed_DiffersOnlyByGammasMeshName(t *testing.T) {
 
 // On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
 // the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
-// synchronisation in place of the mirror (so no add-on); not the @host-operators ones (the
+// synchronisation in place of the mirror (so no add-on), and the install ones (@registry) with
+// topology-kind.yaml's registry, the operator in its pods; not the @host-operators ones (the
 // upgrade on kwok), which swap operator processes that kind does not have; not the @prometheus
 // ones, whose add-on runs beside kwok clusters only; not the @misnamed-mesh ones.
 func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
@@ -87,8 +88,10 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 	}
 	g.Expect(datapath).To(BeNumerically(">=", 3), "features/routing.feature has three scenarios")
 
-	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok), nil)
-	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), nil)
+	kwok := planRun(pickles, "", topology.ProviderKwok, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKwok), nil, nil)
+	kindTop, err := topology.Load("topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	kind := planRun(pickles, "", topology.ProviderKind, topology.DeliveryFlux, harness.ProviderCapabilities(topology.ProviderKind), nil, kindTop.Addons)
 	g.Expect(prometheus).To(BeNumerically(">=", 1), "features/capacity-failover.feature has an alert scenario")
 	// kind runs everything kwok runs but what only the test bed's mesh mirror, host operators
 	// or Prometheus add-on can do.
@@ -110,6 +113,16 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 		}
 	}
 	g.Expect(routing).To(Equal(6))
+	// The install features run on kind, as on kwok: the operator's rollout is the install.
+	var install int
+	for _, p := range pickles {
+		if strings.Contains(p.Location, "install-from-registry.feature") || strings.Contains(p.Location, "install-with-helm-or-kubectl.feature") {
+			g.Expect(harness.MatchTags(kind.tags, p.Tags)).To(BeTrue(), "%s runs on kind", p.Name)
+			g.Expect(harness.MatchTags(kwok.tags, p.Tags)).To(BeTrue(), "%s runs on kwok", p.Name)
+			install++
+		}
+	}
+	g.Expect(install).To(Equal(4))
 }
 
 func TestSelectTopology(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -162,6 +163,25 @@ func TestBase_IsHighlyAvailable(t *testing.T) {
 		g.Expect(tsc.WhenUnsatisfiable).To(Equal(corev1.ScheduleAnyway), "a one-node cluster must still run both replicas")
 	}
 	g.Expect(keys).To(ConsistOf("kubernetes.io/hostname", "topology.kubernetes.io/zone"))
+}
+
+// A rollout whose new pod never becomes ready (install.yaml applied with its cluster name left
+// unset: the operator refuses to start) replaces none of the pods that run: the Deployment rolls
+// by RollingUpdate (the default; Recreate would stop them first), taking no replica down before
+// a new one is ready. The install scenario relies on it on kind ("still runs the operator binary
+// it ran before"); install.yaml and the chart are rendered from this base.
+func TestBase_ARefusedRolloutKeepsThePodsThatRun(t *testing.T) {
+	g := NewWithT(t)
+	d := decode[appsv1.Deployment](t, render(t, "."), "Deployment", "polykube-operator")
+	g.Expect(d.Spec.Strategy.Type).To(BeElementOf(appsv1.DeploymentStrategyType(""), appsv1.RollingUpdateDeploymentStrategyType))
+	maxUnavailable := intstr.FromString("25%") // the API server's default
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+		maxUnavailable = *ru.MaxUnavailable
+	}
+	// Rounded down, as the Deployment controller rounds it.
+	down, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, int(*d.Spec.Replicas), false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(down).To(BeZero(), "maxUnavailable %s of %d replicas", maxUnavailable.String(), *d.Spec.Replicas)
 }
 
 // The metrics Service reaches the Deployment's metrics port, and polykube-metrics-reader grants

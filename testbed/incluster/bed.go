@@ -9,6 +9,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -131,13 +132,10 @@ func (b *Bed) AdminConfig(cluster string) (*rest.Config, error) {
 }
 
 // OperatorConfig is a token of the operator's ServiceAccount in the cluster (TokenRequest),
-// requested once per cluster: what the operator's pod runs with.
+// requested once per cluster and ServiceAccount: what the operator's pod runs with.
 func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config, error) {
 	b.opMu.Lock()
 	defer b.opMu.Unlock()
-	if cfg, ok := b.opConfigs[cluster]; ok {
-		return cfg, nil
-	}
 	sa := b.state.ServiceAccount
 	if sa.Name == "" {
 		return nil, fmt.Errorf("this run of the in-cluster bed knows no operator ServiceAccount; was it brought up (polykube-testbed up --provider %s)?", b.state.Topology.Provider)
@@ -152,20 +150,45 @@ func (b *Bed) OperatorConfig(ctx context.Context, cluster string) (*rest.Config,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	oc, err := operatorToken(ctx, cs, admin, sa.Namespace, sa.Name, b.opConfigs[cluster])
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: %w", cluster, err)
+	}
+	if b.opConfigs == nil {
+		b.opConfigs = map[string]operatorConfig{}
+	}
+	b.opConfigs[cluster] = oc
+	return oc.cfg, nil
+}
+
+// operatorConfig is an operator configuration OperatorConfig issued: a token of the
+// ServiceAccount of that UID. A token dies with its ServiceAccount: a `helm uninstall` deletes
+// it, and Flux, delivering the operator again, makes a new one (a new UID).
+type operatorConfig struct {
+	uid types.UID
+	cfg *rest.Config
+}
+
+// operatorToken is the issued configuration when its ServiceAccount is still the cluster's,
+// else a new token of the ServiceAccount (TokenRequest), as a client of the admin's server.
+func operatorToken(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, namespace, name string, issued operatorConfig) (operatorConfig, error) {
+	cur, err := cs.CoreV1().ServiceAccounts(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return operatorConfig{}, fmt.Errorf("get the operator's ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	if issued.cfg != nil && issued.uid == cur.UID {
+		return issued, nil
+	}
 	expiry := int64(operatorTokenSeconds)
-	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("request a token for the operator's ServiceAccount %s/%s in cluster %q: %w", sa.Namespace, sa.Name, cluster, err)
+		return operatorConfig{}, fmt.Errorf("request a token for the operator's ServiceAccount %s/%s: %w", namespace, name, err)
 	}
 	cfg := rest.AnonymousClientConfig(admin)
 	cfg.BearerToken = tr.Status.Token
-	if b.opConfigs == nil {
-		b.opConfigs = map[string]*rest.Config{}
-	}
-	b.opConfigs[cluster] = cfg
-	return cfg, nil
+	return operatorConfig{uid: cur.UID, cfg: cfg}, nil
 }
 
 // MeshReady waits until every member's Cilium reports every remote cluster connected.

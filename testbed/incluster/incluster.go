@@ -13,8 +13,6 @@ package incluster
 import (
 	"sync"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/gitrepo"
 	"github.com/polykube/polykube/testbed/proc"
@@ -64,7 +62,7 @@ type Bed struct {
 
 	// opConfigs are the operator configurations OperatorConfig issued, per cluster.
 	opMu      sync.Mutex
-	opConfigs map[string]*rest.Config
+	opConfigs map[string]operatorConfig
 }
 
 // Env is the run's datapath environment (members, runner), for the probe and the harness.

@@ -287,3 +287,29 @@ func TestUp_WithTheRegistryTheNodesPullPolykube(t *testing.T) {
 	g.Expect(loaded).NotTo(ContainElement(datapath.Image), "the Polykube image reaches the nodes from the registry, not by a load")
 	g.Expect(b.EchoTemplate().Spec.Containers[0].Image).To(Equal("172.18.0.1:<port>/polykube/polykube@sha256:<digest>"))
 }
+
+// Registry gives the scenarios the address every node's containerd was pointed at, so that a
+// release they push there names its image where the kubelets pull it; a run without the add-on,
+// or whose registry has not started, says so.
+func TestRegistry_IsTheAddressTheNodesTrust(t *testing.T) {
+	g := NewWithT(t)
+	b, _, _ := dryRun(t, Options{Provider: topology.ProviderKind, Images: datapath.ImagesLocal})
+	_, err := b.Registry()
+	g.Expect(err).To(MatchError(ContainSubstring("add the registry add-on to the topology")))
+
+	top := topology.Default()
+	top.Addons = append(top.Addons, topology.AddonRegistry)
+	b, _, out := dryRun(t, Options{Topology: top, Provider: topology.ProviderKind, Images: datapath.ImagesLocal})
+	_, err = b.Registry()
+	g.Expect(err).To(MatchError(ContainSubstring("the run's registry has not started")))
+
+	// As recorded by the registry's first start.
+	b.state.RegistryAddr = "172.18.0.1:40123"
+	if err := b.Up(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	addr, err := b.Registry()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(addr).To(Equal("172.18.0.1:40123"))
+	g.Expect(out.String()).To(ContainSubstring("write /etc/containerd/certs.d/" + addr + "/hosts.toml into every node of onprem-fra"))
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/polykube/polykube/internal/toolchain"
+	"github.com/polykube/polykube/testbed"
 	"github.com/polykube/polykube/testbed/datapath"
 	"github.com/polykube/polykube/testbed/internal/execx"
 	"github.com/polykube/polykube/testbed/provider"
@@ -60,6 +61,23 @@ func isLoopback(a string) bool {
 	ip := net.ParseIP(a)
 	return ip != nil && ip.IsLoopback()
 }
+
+// Registry is the host:port of the run's registry (plain HTTP): on the gateway of the nodes'
+// Docker network, the address every node's containerd was pointed at (upRegistry), so an image
+// pushed there by name of this address is one the clusters' kubelets pull, and one this
+// machine reaches too. An error for a run without the registry add-on, or before it started.
+func (b *Bed) Registry() (string, error) {
+	if !b.usesRegistry() {
+		return "", fmt.Errorf("the run has no registry: add the %s add-on to the topology (topology-kind.yaml and topology-k0s.yaml have it; provider %s must be able to point its nodes' containerd at it)", topology.AddonRegistry, b.prov.Name())
+	}
+	if b.state.RegistryAddr == "" {
+		return "", fmt.Errorf("the run's registry has not started: bring the run up first (polykube-testbed up --provider %s)", b.prov.Name())
+	}
+	return b.state.RegistryAddr, nil
+}
+
+// The in-cluster bed can run the registry add-on.
+var _ testbed.RegistryAddon = (*Bed)(nil)
 
 // upRegistry starts the registry, points every node's containerd at it and pushes the Polykube
 // image to it.

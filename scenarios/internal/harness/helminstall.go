@@ -296,8 +296,9 @@ func (sc *Scenario) CheckPolykubeKept(ctx context.Context, cluster, workload str
 // (Helm, install.yaml) owns it, as on a cluster where Flux never delivered it: the operator
 // Kustomization is suspended (not deleted: nothing is pruned) and the cluster's entry point no
 // longer depends on it. It records what the cluster's operator ran until then. The teardown
-// gives the delivery back to Flux, waits until Flux applied Git's operator again, and restarts
-// the run's own operator (with a fresh token: an uninstall deleted its ServiceAccount).
+// gives the delivery back to Flux, waits until Flux applied Git's operator again, and runs
+// the run's own operator again: on the host it restarts it (with a fresh token: an uninstall
+// deleted its ServiceAccount), in the cluster it waits until Flux's Deployment rolled out.
 func (sc *Scenario) HandOverOperator(ctx context.Context, cluster string) error {
 	r, c, err := sc.releaseAndClient(cluster)
 	if err != nil {
@@ -391,10 +392,6 @@ func (sc *Scenario) restoreFluxOperator(ctx context.Context, cluster string, dep
 		}
 		return kustomizationApplied(ctx, c, gitrepo.OperatorKustomization, rev)
 	}))
-	if ob, err := sc.operatorBinaries(); err != nil {
-		errs = append(errs, err)
-	} else {
-		errs = append(errs, ob.UseOperator(ctx, cluster, ""))
-	}
+	errs = append(errs, sc.restoreOwnOperator(ctx, cluster, false))
 	return errors.Join(errs...)
 }

@@ -113,14 +113,28 @@ func kubectlApply(ctx context.Context, kubeconfig string, set map[string]string)
 	return out.String(), err
 }
 
-// CheckOperatorRefusesToStart pulls the image the cluster's operator Deployment names from the
-// registry and runs its binary with the Deployment's arguments, as the kubelet would start the
-// container: it must exit at once, before contacting the API server, saying which value to set
-// for each way of installing.
+// refusalSays is what an operator refusing an unsubstituted cluster name must say: what is wrong,
+// and which value to set for each way of installing.
+var refusalSays = []string{"was not substituted", "with install.yaml, the --cluster-name argument of Deployment polykube-operator", "the chart's value clusterName"}
+
+// CheckOperatorRefusesToStart checks that the operator the cluster's Deployment now names
+// refuses to start, saying which value to set for each way of installing. Where the operator
+// runs in the cluster, a new pod of the Deployment's template must exit with a failure, never
+// ready, its log saying so. Where it runs on the host (kwok), the test bed pulls the image the
+// Deployment names from the registry and runs its binary with the Deployment's arguments, as
+// the kubelet would start the container: it must exit at once, before contacting the API
+// server.
 func (sc *Scenario) CheckOperatorRefusesToStart(ctx context.Context, cluster string) error {
 	r, err := sc.publishedRelease()
 	if err != nil {
 		return err
+	}
+	if _, host := sc.hostOperators(); !host {
+		before, ok := r.before[cluster]
+		if !ok {
+			return fmt.Errorf("nothing was recorded of cluster %q's operator: hand it over from Flux first", cluster)
+		}
+		return sc.checkOperatorPodRefuses(ctx, cluster, before.pods, refusalSays)
 	}
 	ctr, err := sc.appliedOperatorContainer(ctx, cluster)
 	if err != nil {
@@ -146,7 +160,7 @@ func (sc *Scenario) CheckOperatorRefusesToStart(ctx context.Context, cluster str
 		return fmt.Errorf("run the operator of cluster %q: %w", cluster, err)
 	}
 	var errs []error
-	for _, want := range []string{"was not substituted", "with install.yaml, the --cluster-name argument of Deployment polykube-operator", "the chart's value clusterName"} {
+	for _, want := range refusalSays {
 		if !strings.Contains(string(out), want) {
 			errs = append(errs, fmt.Errorf("the operator of cluster %q refused to start (%v) without saying %q:\n%s", cluster, err, want, out))
 		}
@@ -155,14 +169,13 @@ func (sc *Scenario) CheckOperatorRefusesToStart(ctx context.Context, cluster str
 }
 
 // CheckOperatorBinaryKept checks that the cluster's operator is still the binary it ran before
-// HandOverOperator or PointAtRelease.
+// HandOverOperator or PointAtRelease: the same binary on the host, or, where the operator runs
+// in the cluster, the same pods, still running and ready with the same image (the rollout of a
+// refused operator replaced none of them).
 func (sc *Scenario) CheckOperatorBinaryKept(ctx context.Context, cluster string) error {
 	before, now, err := sc.operatorBeforeAndNow(ctx, cluster)
 	if err != nil {
 		return err
 	}
-	if now.binary != before.binary {
-		return fmt.Errorf("cluster %q runs the operator binary %s, before %s", cluster, now.binary, before.binary)
-	}
-	return nil
+	return operatorKept(cluster, before, now)
 }

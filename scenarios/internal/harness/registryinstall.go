@@ -37,9 +37,10 @@ import (
 // operator image and the Flux artifact of the gitops tree in a registry, and each cluster's
 // Flux reads the artifact through an OCIRepository, with a Kustomization applying the operator
 // with that cluster's name: the manifests of FluxOCIExample, which the README gives. The
-// registry scenario does exactly that against the test bed's registry add-on, then runs, as
-// the cluster's operator, the binary of the image the applied Deployment names, pulled from
-// the registry (kwok runs no pods).
+// registry scenario does exactly that against the test bed's registry add-on, then checks that
+// the cluster's operator runs the image the applied Deployment names, pulled from the registry:
+// its rolled-out pods where the operator runs in the cluster, else (kwok runs no pods) the
+// binary of that image run by the test bed as the cluster's operator (operatorpods.go).
 
 // RegistryReleaseVersion is the version of the release the registry scenario builds: a
 // pre-release no real release takes, so that a ClusterMember reporting it ran that binary.
@@ -73,10 +74,12 @@ type registryRelease struct {
 }
 
 // operatorRun is what a cluster's operator runs: the container of its Deployment, the binary
-// the test bed runs for it, and the revision Flux last applied of it.
+// the test bed runs for it (host operators) or the Deployment's ready pods (operators in the
+// cluster), and the revision Flux last applied of it.
 type operatorRun struct {
 	image, binary, appliedRevision string
 	args                           []string
+	pods                           []operatorPod
 }
 
 // CosignKeySecret is the Secret of the public key that verifies the release, as
@@ -355,18 +358,19 @@ func (sc *Scenario) operatorRunning(ctx context.Context, cluster string) (operat
 	if err != nil {
 		return operatorRun{}, err
 	}
-	ob, err := sc.operatorBinaries()
-	if err != nil {
+	run := operatorRun{image: ctr.Image, args: ctr.Args}
+	if ob, host := sc.hostOperators(); host {
+		run.binary, _ = ob.OperatorBinary(cluster)
+	} else if run.pods, err = sc.readyOperatorPods(ctx, cluster); err != nil {
 		return operatorRun{}, err
 	}
-	bin, _ := ob.OperatorBinary(cluster)
 	ks := &unstructured.Unstructured{}
 	ks.SetGroupVersionKind(kustomizationGVK)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: testbed.FluxNamespace, Name: gitrepo.OperatorKustomization}, ks); err != nil {
 		return operatorRun{}, fmt.Errorf("get the operator Kustomization of cluster %q: %w", cluster, err)
 	}
-	applied, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
-	return operatorRun{image: ctr.Image, args: ctr.Args, binary: bin, appliedRevision: applied}, nil
+	run.appliedRevision, _, _ = unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
+	return run, nil
 }
 
 // ociRepositoryCondition is the status, reason and message of a condition of the release's
@@ -442,7 +446,8 @@ func (sc *Scenario) AwaitReleaseRefused(ctx context.Context, cluster string) err
 }
 
 // CheckOperatorKept checks that the cluster's operator runs what it ran before it was pointed
-// at the release: the same Deployment image and arguments, the same binary, the same revision.
+// at the release: the same Deployment image and arguments, the same binary or the same pods,
+// the same revision.
 func (sc *Scenario) CheckOperatorKept(ctx context.Context, cluster string) error {
 	before, now, err := sc.operatorBeforeAndNow(ctx, cluster)
 	if err != nil {
@@ -452,13 +457,26 @@ func (sc *Scenario) CheckOperatorKept(ctx context.Context, cluster string) error
 	if now.image != before.image || !slices.Equal(now.args, before.args) {
 		errs = append(errs, fmt.Errorf("the operator Deployment of %q changed: image %s args %v, before %s %v", cluster, now.image, now.args, before.image, before.args))
 	}
-	if now.binary != before.binary {
-		errs = append(errs, fmt.Errorf("cluster %q runs the operator binary %s, before %s", cluster, now.binary, before.binary))
-	}
+	errs = append(errs, operatorKept(cluster, before, now))
 	if now.appliedRevision != before.appliedRevision {
 		errs = append(errs, fmt.Errorf("the operator Kustomization of %q applied %s, before %s", cluster, now.appliedRevision, before.appliedRevision))
 	}
 	return errors.Join(errs...)
+}
+
+// operatorKept says how the operator a cluster runs now differs from the one it ran before: its
+// binary (host operators) or its pods (operators in the cluster).
+func operatorKept(cluster string, before, now operatorRun) error {
+	if before.pods != nil || now.pods != nil {
+		if err := podsKept(before.pods, now.pods); err != nil {
+			return fmt.Errorf("cluster %q does not run the operator pods it ran before: %w", cluster, err)
+		}
+		return nil
+	}
+	if now.binary != before.binary {
+		return fmt.Errorf("cluster %q runs the operator binary %s, before %s", cluster, now.binary, before.binary)
+	}
+	return nil
 }
 
 // operatorBeforeAndNow is what the cluster's operator ran when the scenario recorded it (before
@@ -510,8 +528,8 @@ func fluxReady(u *unstructured.Unstructured) (status, reason, message string) {
 }
 
 // restoreGitOperator puts the operator Kustomization's Git spec back, deletes the
-// OCIRepository, runs the run's own operator again and waits until Flux applied Git's
-// revision of the operator again.
+// OCIRepository, waits until Flux applied Git's revision of the operator again and runs the
+// run's own operator again (restoreOwnOperator).
 func (sc *Scenario) restoreGitOperator(ctx context.Context, cluster string, gitSpec map[string]any, repo *unstructured.Unstructured) error {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
@@ -531,10 +549,9 @@ func (sc *Scenario) restoreGitOperator(ctx context.Context, cluster string, gitS
 	if err := c.Delete(ctx, repo); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("delete OCIRepository %s/%s in cluster %q: %w", repo.GetNamespace(), repo.GetName(), cluster, err))
 	}
-	if ob, err := sc.operatorBinaries(); err != nil {
-		errs = append(errs, err)
-	} else if _, own := ob.OperatorBinary(cluster); !own {
-		errs = append(errs, ob.UseOperator(ctx, cluster, ""))
+	// Host operators: the run's own binary first, so that it serves while Flux applies.
+	if _, host := sc.hostOperators(); host {
+		errs = append(errs, sc.restoreOwnOperator(ctx, cluster, true))
 	}
 	gitRev := ""
 	errs = append(errs, Await(ctx, sc.Config.Wait(WaitCleanup), "Flux in "+cluster+" to apply the operator from Git again", func(ctx context.Context) error {
@@ -546,6 +563,9 @@ func (sc *Scenario) restoreGitOperator(ctx context.Context, cluster string, gitS
 		gitRev, _, _ = unstructured.NestedString(repo.Object, "status", "artifact", "revision")
 		return kustomizationApplied(ctx, c, gitrepo.OperatorKustomization, gitRev)
 	}))
+	if _, host := sc.hostOperators(); !host {
+		errs = append(errs, sc.restoreOwnOperator(ctx, cluster, true))
+	}
 	return errors.Join(errs...)
 }
 
@@ -571,17 +591,23 @@ func (sc *Scenario) CheckReleaseDeployment(ctx context.Context, cluster string) 
 	return errors.Join(errs...)
 }
 
-// RunOperatorFromRegistry pulls the image the cluster's operator Deployment names from the
-// registry, and runs the binary of its entrypoint as the cluster's operator (in place of the
-// run's own, as a rollout would), then waits until it reports the release's version.
+// RunOperatorFromRegistry checks that the cluster runs the release's operator, pulled from the
+// registry, and waits until it reports the release's version. Where the operator runs in the
+// cluster, that is the Deployment's rollout: every replica ready, each running the release's
+// image by digest as the kubelet pulled it. Where it runs on the host (kwok), the test bed
+// pulls the image the Deployment names from the registry and runs the binary of its entrypoint
+// as the cluster's operator (in place of the run's own, as a rollout would).
 func (sc *Scenario) RunOperatorFromRegistry(ctx context.Context, cluster string) error {
 	r, err := sc.publishedRelease()
 	if err != nil {
 		return err
 	}
-	ob, err := sc.operatorBinaries()
-	if err != nil {
-		return err
+	ob, host := sc.hostOperators()
+	if !host {
+		if err := sc.awaitOperatorRollout(ctx, WaitDelivery, cluster, r.manifest.Image.Digest); err != nil {
+			return err
+		}
+		return sc.AwaitOperatorVersion(ctx, cluster, r.manifest.Version)
 	}
 	ctr, err := sc.appliedOperatorContainer(ctx, cluster)
 	if err != nil {
