@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -92,7 +93,15 @@ func (b *build) operatorImage(ctx context.Context) (string, error) {
 // platformImage is the operator binary alone on an empty base: no shell, no package manager,
 // nothing to patch but the binary.
 func (b *build) platformImage(bin string, p Platform) (v1.Image, error) {
-	layerTar, err := binaryLayer(bin, b)
+	return BinaryImage(bin, p, b.Version, b.commit, b.epoch)
+}
+
+// BinaryImage is an operator binary alone on an empty base, as a release's image holds it
+// (entrypoint, non-root user, labels), stamped with version, commit and epoch. The release
+// builds its own with it; the test bed wraps the previous release's operator, built from its
+// commit (PreviousOperator), to run it in a cluster.
+func BinaryImage(bin string, p Platform, version, commit string, epoch time.Time) (v1.Image, error) {
+	layerTar, err := binaryLayer(bin, epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +122,8 @@ func (b *build) platformImage(bin string, p Platform) (v1.Image, error) {
 			WorkingDir: "/",
 			Labels: map[string]string{
 				"org.opencontainers.image.title":    "polykube-operator",
-				"org.opencontainers.image.version":  b.Version,
-				"org.opencontainers.image.revision": b.commit,
+				"org.opencontainers.image.version":  version,
+				"org.opencontainers.image.revision": commit,
 				"org.opencontainers.image.source":   "https://github.com/polykube/polykube",
 				"org.opencontainers.image.licenses": "Apache-2.0",
 			},
@@ -125,17 +134,17 @@ func (b *build) platformImage(bin string, p Platform) (v1.Image, error) {
 	}
 	img, err = mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{CreatedBy: "polykube-release: " + strings.TrimPrefix(entrypoint, "/") + " " + b.Version, Created: v1.Time{Time: b.epoch}},
+		History: v1.History{CreatedBy: "polykube-release: " + strings.TrimPrefix(entrypoint, "/") + " " + version, Created: v1.Time{Time: epoch}},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mutate.CreatedAt(img, v1.Time{Time: b.epoch})
+	return mutate.CreatedAt(img, v1.Time{Time: epoch})
 }
 
 // binaryLayer is a tar holding the binary at the entrypoint, owned by root and not writable,
 // with the release's timestamp so that the layer's digest depends on the binary only.
-func binaryLayer(bin string, b *build) ([]byte, error) {
+func binaryLayer(bin string, epoch time.Time) ([]byte, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
@@ -144,7 +153,7 @@ func binaryLayer(bin string, b *build) ([]byte, error) {
 	tw := tar.NewWriter(&buf)
 	if err := tw.WriteHeader(&tar.Header{
 		Name: strings.TrimPrefix(entrypoint, "/"), Mode: 0o555, Size: int64(len(data)),
-		ModTime: b.epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX,
+		ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX,
 	}); err != nil {
 		return nil, err
 	}

@@ -43,8 +43,9 @@ func InstallFlux(ctx context.Context, e *Env) error {
 }
 
 // FluxObjects are a member's GitRepository (the test bed's repository at gitURL) and its
-// Kustomizations, with ${CLUSTER_NAME} substituted: the operator's (operator/, as users
-// deliver it), then the entry point clusters/<name>, which depends on it.
+// Kustomizations, with ${CLUSTER_NAME} substituted: the operator's (clusters/<name>/operator,
+// which names the release directory operator/, as users deliver it), then the entry point
+// clusters/<name>, which depends on it.
 func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitRepository, []*kustomizev1.Kustomization) {
 	interval := metav1.Duration{Duration: top.Flux.Interval.Duration}
 	repo := &sourcev1.GitRepository{
@@ -77,7 +78,7 @@ func FluxObjects(top *topology.Topology, cluster, gitURL string) (*sourcev1.GitR
 		return k
 	}
 	return repo, []*kustomizev1.Kustomization{
-		ks(gitrepo.OperatorKustomization, "./"+gitrepo.OperatorDir),
+		ks(gitrepo.OperatorKustomization, "./"+ClusterOperatorPath(cluster)),
 		ks(FluxObjectName, "./"+gitrepo.ClusterPath(cluster), gitrepo.OperatorKustomization),
 	}
 }

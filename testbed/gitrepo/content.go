@@ -80,28 +80,12 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	var resources []string
 	var haveCRDs bool
 	if src.OperatorBase != "" {
-		objs, err := renderOperator(src.OperatorBase)
+		op, err := RenderOperator(src.OperatorBase)
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			switch {
-			case o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+polykubev1alpha1.GroupVersion.Group):
-				haveCRDs = true
-			case o.Kind == "Deployment" && s.Deployment.Name == "":
-				s.Deployment = o.OperatorObject
-			case o.Kind == "ServiceAccount" && s.ServiceAccount.Name == "":
-				s.ServiceAccount = o.OperatorObject
-			}
-		}
-		if s.Deployment.Name == "" || s.ServiceAccount.Name == "" {
-			return nil, fmt.Errorf("the operator base %s has no Deployment or no ServiceAccount; the test bed needs both (it runs the operator with a token of that ServiceAccount)", src.OperatorBase)
-		}
-		var all [][]byte
-		for _, o := range objs {
-			all = append(all, o.YAML)
-		}
-		s.Files[OperatorDir+"/operator.yaml"] = bytes.Join(all, []byte("---\n"))
+		haveCRDs, s.Deployment, s.ServiceAccount = op.CRDs, op.Deployment, op.ServiceAccount
+		s.Files[OperatorDir+"/operator.yaml"] = op.YAML
 		patch := fmt.Sprintf(`patches:
   # kwok only fakes pods: the test bed runs the operator as a process beside the cluster.
   - target:
@@ -156,6 +140,43 @@ func Render(top *topology.Topology, src Sources) (*Seed, error) {
 	}
 	s.Files["README.md"] = []byte("# Polykube test-bed GitOps repository\n\nServed by `polykube-testbed`. Flux in each cluster applies `operator/` (Kustomization " + OperatorKustomization + ") and `clusters/<name>/`.\n`polykube-testbed git commit DIR` adds manifests under `workloads/`.\n")
 	return s, nil
+}
+
+// Operator is an operator base rendered by kustomize.
+type Operator struct {
+	// YAML is every object, as one multi-document file.
+	YAML []byte
+	// CRDs says whether the base carries the Polykube CRDs.
+	CRDs bool
+	// Deployment and ServiceAccount are the operator's.
+	Deployment, ServiceAccount OperatorObject
+}
+
+// RenderOperator renders the operator base in dir (gitops/operator of a checkout, this one's
+// or another release's) and finds the operator's Deployment and ServiceAccount in it.
+func RenderOperator(dir string) (*Operator, error) {
+	objs, err := renderOperator(dir)
+	if err != nil {
+		return nil, err
+	}
+	op := &Operator{}
+	var all [][]byte
+	for _, o := range objs {
+		switch {
+		case o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+polykubev1alpha1.GroupVersion.Group):
+			op.CRDs = true
+		case o.Kind == "Deployment" && op.Deployment.Name == "":
+			op.Deployment = o.OperatorObject
+		case o.Kind == "ServiceAccount" && op.ServiceAccount.Name == "":
+			op.ServiceAccount = o.OperatorObject
+		}
+		all = append(all, o.YAML)
+	}
+	if op.Deployment.Name == "" || op.ServiceAccount.Name == "" {
+		return nil, fmt.Errorf("the operator base %s has no Deployment or no ServiceAccount; the test bed needs both (it runs the operator with a token of that ServiceAccount)", dir)
+	}
+	op.YAML = bytes.Join(all, []byte("---\n"))
+	return op, nil
 }
 
 type renderedObject struct {
