@@ -1,4 +1,4 @@
-@hermetic @slow @upgrade @host-operators
+@hermetic @slow @upgrade @registry
 Feature: Upgrading the operator in place, one cluster at a time
   Every cluster upgrades its own operator on its own schedule, so the previous release and this
   one run side by side in one fleet. The operators of both compute the same allocation and
@@ -6,9 +6,12 @@ Feature: Upgrading the operator in place, one cluster at a time
   replaces or rewrites nothing, in that cluster or any other; polykube-status shows which cluster
   runs which version, and a VersionSkew notice until every cluster runs the same. A rollback of
   one cluster is held to the same checks. The previous release is the one release/PREVIOUS
-  names, built from a git worktree of its commit; on kwok an operator is a host process, so
-  moving a cluster stops its operator and starts the other binary with the same identity, as a
-  rollout of the operator's Deployment would.
+  names, its operator built from a git worktree of its commit. Where the operators run in the
+  clusters (kind, k0s) the repository holds that release's operator base (its CRDs, RBAC and
+  Deployment) beside this one's, its image in the test bed's registry, and moving a cluster is a
+  commit of the one file in the cluster's entry point that names the release: its Flux rolls the
+  operator's Deployment. On kwok an operator is a host process, so moving a cluster stops its
+  operator and starts the other binary with the same identity, as that rollout would.
 
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"
@@ -134,3 +137,40 @@ Feature: Upgrading the operator in place, one cluster at a time
       | beta    | previous |
       | gamma   | this     |
     And it exits with code 0 (healthy)
+
+  # On the datapath the same moves are held to what a user sees: the global Service answers
+  # every call, from every cluster, after each move. No backend pod or Service changes during a
+  # move (the first check after it), so nothing a call goes through changes while it runs.
+  @datapath
+  Scenario: The global Service answers every call from every cluster as the fleet moves to this release
+    Given every cluster runs the operator of the previous release
+    And the clusters are connected by Cilium ClusterMesh
+    And a Workload "echo" with strategy Static, targeting:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    And the Workload "echo" runs the echo server that answers with its cluster name
+    And I commit the Workload "echo" to Git
+    And the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
+    And a client in cluster "alpha" calls the Service "echo" 60 times
+    And every call is answered
+    And I record every pod and every managed object in every cluster
+
+    When cluster "alpha" moves to the operator of this release
+    Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
+    When a client in cluster "beta" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"
+
+    When cluster "beta" moves to the operator of this release
+    Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
+    When a client in cluster "gamma" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"
+
+    When cluster "gamma" moves to the operator of this release
+    Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
+    When a client in cluster "alpha" calls the Service "echo" 60 times
+    Then every call is answered
+    And answers come from each of the clusters "alpha", "beta" and "gamma"

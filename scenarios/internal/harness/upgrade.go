@@ -103,7 +103,8 @@ func binaryVersion(ctx context.Context, bin string) (string, error) {
 
 // upgrade is what the upgrade scenario knows about the two operators.
 type upgrade struct {
-	binary  map[string]string // by VersionPrevious, VersionThis
+	binary  map[string]string // by VersionPrevious, VersionThis (the host bed's)
+	git     *gitOperators     // where the operators run in the clusters
 	version map[string]string
 	running map[string]string // cluster → VersionPrevious or VersionThis
 	fleet   map[string]ObjectSnapshot
@@ -112,38 +113,55 @@ type upgrade struct {
 func (sc *Scenario) operatorBinaries() (testbed.OperatorBinaries, error) {
 	ob, ok := sc.Fed.Faults().(testbed.OperatorBinaries)
 	if !ok {
-		return nil, fmt.Errorf("the %s test bed cannot run another operator binary per cluster: the upgrade scenario needs the host bed, so run it with provider kwok", sc.Fed.Provider())
+		return nil, fmt.Errorf("the %s test bed cannot run another operator binary per cluster: its operators run in the clusters", sc.Fed.Provider())
 	}
 	return ob, nil
 }
 
 // RunPreviousOperators moves every cluster to the previous release's operator and waits until
 // each reports its version on its ClusterMember. The teardown moves every cluster back to this
-// tree's operator.
+// tree's operator. On the host bed an operator is a process, and moving it starts the other
+// binary; where the operators run in the clusters, it is a commit (upgradegit.go).
 func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
-	ob, err := sc.operatorBinaries()
-	if err != nil {
-		return err
-	}
 	prev, err := PreviousOperatorBinary(ctx)
 	if err != nil {
 		return err
 	}
-	this, own := ob.OperatorBinary(sc.Fed.Clusters()[0])
-	if !own {
-		return fmt.Errorf("cluster %s does not run this tree's operator but %s: an earlier scenario did not restore it", sc.Fed.Clusters()[0], this)
+	u := &upgrade{binary: map[string]string{VersionPrevious: prev}, version: map[string]string{}, running: map[string]string{}}
+	if u.version[VersionPrevious], err = binaryVersion(ctx, prev); err != nil {
+		return err
 	}
-	u := &upgrade{binary: map[string]string{VersionPrevious: prev, VersionThis: this}, version: map[string]string{}, running: map[string]string{}}
-	for which, bin := range u.binary {
-		if u.version[which], err = binaryVersion(ctx, bin); err != nil {
+	first := sc.Fed.Clusters()[0]
+	ob, host := sc.hostOperators()
+	if host {
+		this, own := ob.OperatorBinary(first)
+		if !own {
+			return fmt.Errorf("cluster %s does not run this tree's operator but %s: an earlier scenario did not restore it", first, this)
+		}
+		u.binary[VersionThis] = this
+		if u.version[VersionThis], err = binaryVersion(ctx, this); err != nil {
+			return err
+		}
+	} else {
+		ctr, err := sc.appliedOperatorContainer(ctx, first)
+		if err != nil {
+			return err
+		}
+		if u.version[VersionThis], err = sc.operatorVersion(ctx, first); err != nil {
+			return err
+		}
+		if u.git, err = sc.previousInGit(ctx, prev, u.version[VersionPrevious], ctr.Image); err != nil {
 			return err
 		}
 	}
 	if u.version[VersionPrevious] == u.version[VersionThis] {
-		return fmt.Errorf("the previous release's operator %s and this tree's %s both report version %s: a skew would not show", prev, this, u.version[VersionThis])
+		return fmt.Errorf("the previous release's operator %s and this tree's both report version %s: a skew would not show", prev, u.version[VersionThis])
 	}
 	sc.upgrade = u
 	sc.OnTeardown("move every cluster back to this tree's operator", func(ctx context.Context) error {
+		if u.git != nil {
+			return sc.restoreOperatorsInGit(ctx, u.git)
+		}
 		var errs []error
 		for _, cl := range sc.Fed.Clusters() {
 			if _, own := ob.OperatorBinary(cl); !own {
@@ -160,6 +178,22 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 	return nil
 }
 
+// operatorVersion is the version the cluster's operator reports on its ClusterMember.
+func (sc *Scenario) operatorVersion(ctx context.Context, cluster string) (string, error) {
+	c, err := sc.Clients.Admin(cluster)
+	if err != nil {
+		return "", err
+	}
+	cm := &polykubev1alpha1.ClusterMember{}
+	if err := c.Get(ctx, client.ObjectKey{Name: cluster}, cm); err != nil {
+		return "", fmt.Errorf("get the ClusterMember %s in cluster %q: %w", cluster, cluster, err)
+	}
+	if cm.Status.OperatorVersion == "" {
+		return "", fmt.Errorf("the ClusterMember %s in cluster %q reports no operator version", cluster, cluster)
+	}
+	return cm.Status.OperatorVersion, nil
+}
+
 // MoveOperator moves the cluster's operator to the previous release's or this tree's (which),
 // and waits until the new operator reports its version on the cluster's ClusterMember.
 func (sc *Scenario) MoveOperator(ctx context.Context, cluster, which string) error {
@@ -167,16 +201,25 @@ func (sc *Scenario) MoveOperator(ctx context.Context, cluster, which string) err
 	if err != nil {
 		return err
 	}
-	ob, err := sc.operatorBinaries()
-	if err != nil {
-		return err
+	if _, ok := u.version[which]; !ok {
+		return fmt.Errorf("no operator release %q: %q or %q", which, VersionPrevious, VersionThis)
 	}
-	bin := u.binary[which]
-	if which == VersionThis {
-		bin = "" // the run's own
-	}
-	if err := ob.UseOperator(ctx, cluster, bin); err != nil {
-		return fmt.Errorf("move cluster %q to the %s operator: %w", cluster, which, err)
+	if u.git != nil {
+		if err := sc.moveInGit(ctx, u.git, cluster, which); err != nil {
+			return err
+		}
+	} else {
+		ob, err := sc.operatorBinaries()
+		if err != nil {
+			return err
+		}
+		bin := u.binary[which]
+		if which == VersionThis {
+			bin = "" // the run's own
+		}
+		if err := ob.UseOperator(ctx, cluster, bin); err != nil {
+			return fmt.Errorf("move cluster %q to the %s operator: %w", cluster, which, err)
+		}
 	}
 	u.running[cluster] = which
 	return sc.AwaitOperatorVersion(ctx, cluster, u.version[which])
