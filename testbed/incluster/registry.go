@@ -37,7 +37,7 @@ const registryRepo = "polykube/polykube"
 // registryTruster is a provider that can point its nodes' containerd at a plain-HTTP registry
 // and list what containerd holds (kind).
 type registryTruster interface {
-	TrustRegistry(ctx context.Context, cluster, addr string) error
+	TrustRegistry(ctx context.Context, cluster, host, addr string) error
 	NodeImages(ctx context.Context, cluster, prefix string) (map[string][]string, error)
 }
 
@@ -122,7 +122,15 @@ func (b *Bed) upRegistry(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.env.EachMember(func(m datapath.Member) error { return t.TrustRegistry(ctx, m.Name, addr) }); err != nil {
+	hosts := append([]string{addr}, b.state.Topology.Registry.Mirrors...)
+	if err := b.env.EachMember(func(m datapath.Member) error {
+		for _, h := range hosts {
+			if err := t.TrustRegistry(ctx, m.Name, h, addr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	return b.pushImage(ctx, addr)

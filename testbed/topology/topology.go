@@ -262,6 +262,11 @@ type RegistryOptions struct {
 	// where their containerd is pointed at it (a hosts.toml in every node) and pulls the
 	// Polykube image from it.
 	Address string `json:"address,omitempty"`
+	// Mirrors are registry host names the in-cluster bed's nodes pull from this registry, as a
+	// site's own mirror: an image named <mirror>/<path> is pulled as <path> from it (a
+	// hosts.toml for each in every node). A scenario's image override that names a site's
+	// registry then runs real pods.
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // Wait is a timeout and a polling interval.
@@ -508,6 +513,11 @@ func (t *Topology) Validate() error {
 	}
 	if t.HasAddon(AddonMeshMirror) && t.MeshMirror.Interval.Duration < 100*time.Millisecond {
 		add("meshMirror.interval: %s is too short; use at least 100ms", t.MeshMirror.Interval.Duration)
+	}
+	for _, m := range t.Registry.Mirrors {
+		if strings.ContainsAny(m, "/:@ ") || m == "" || strings.Trim(m, ".") != m {
+			add("registry.mirrors: %q is not a registry host name; give the name images are named with (registry.onprem.example), without scheme, port or path", m)
+		}
 	}
 	if _, err := netip.ParseAddr(t.Registry.Address); t.Registry.Address != "" && err != nil {
 		add("registry.address: %q is not an IP address; give the address the registry listens on (127.0.0.1, or the docker network's gateway for kind nodes)", t.Registry.Address)

@@ -60,6 +60,8 @@ func TestParse_Errors(t *testing.T) {
 			[]string{`"prometheus" needs "operator"`}},
 		{"registry on a host name", header + "addons: [git, flux, operator, registry]\nregistry: {address: localhost}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
 			[]string{`registry.address: "localhost" is not an IP address`}},
+		{"registry mirror with a scheme", header + "addons: [git, flux, operator, registry]\nregistry: {mirrors: [\"http://mirror.example\", registry.onprem.example]}\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",
+			[]string{`registry.mirrors: "http://mirror.example" is not a registry host name`}},
 		{"bad CIDR and ID", header + "clusters: [{name: a, provider: aws, clusterID: 300, podCIDRs: [10.1.0.1/16, nope]}]",
 			[]string{"clusterID: 300 is out of range", "has host bits set", `"nope" is not a CIDR`}},
 		{"existing needs a context", header + "provider: existing\nclusters: [{name: a, provider: aws, clusterID: 1, podCIDRs: [10.1.0.0/16]}]",

@@ -147,7 +147,7 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if u.version[VersionThis], err = sc.operatorVersion(ctx, first); err != nil {
+		if u.version[VersionThis], err = sc.thisOperatorVersion(ctx, first, u.version[VersionPrevious]); err != nil {
 			return err
 		}
 		if u.git, err = sc.previousInGit(ctx, prev, u.version[VersionPrevious], ctr.Image); err != nil {
@@ -160,7 +160,7 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 	sc.upgrade = u
 	sc.OnTeardown("move every cluster back to this tree's operator", func(ctx context.Context) error {
 		if u.git != nil {
-			return sc.restoreOperatorsInGit(ctx, u.git)
+			return sc.restoreOperatorsInGit(ctx, u.git, u.version[VersionThis])
 		}
 		var errs []error
 		for _, cl := range sc.Fed.Clusters() {
@@ -178,20 +178,32 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 	return nil
 }
 
-// operatorVersion is the version the cluster's operator reports on its ClusterMember.
-func (sc *Scenario) operatorVersion(ctx context.Context, cluster string) (string, error) {
+// thisOperatorVersion is the version this tree's operator reports on the cluster's
+// ClusterMember, where it runs in the cluster (its image does not say). Right after an earlier
+// scenario moved the cluster back from the previous release, the ClusterMember can still show
+// the previous version until the new leader writes its own, so a version equal to previous is
+// waited out; one that stays is an error naming both.
+func (sc *Scenario) thisOperatorVersion(ctx context.Context, cluster, previous string) (string, error) {
 	c, err := sc.Clients.Admin(cluster)
 	if err != nil {
 		return "", err
 	}
-	cm := &polykubev1alpha1.ClusterMember{}
-	if err := c.Get(ctx, client.ObjectKey{Name: cluster}, cm); err != nil {
-		return "", fmt.Errorf("get the ClusterMember %s in cluster %q: %w", cluster, cluster, err)
-	}
-	if cm.Status.OperatorVersion == "" {
-		return "", fmt.Errorf("the ClusterMember %s in cluster %q reports no operator version", cluster, cluster)
-	}
-	return cm.Status.OperatorVersion, nil
+	var version string
+	err = Await(ctx, sc.Config.Wait(WaitConverge), fmt.Sprintf("the ClusterMember %s to report this tree's operator version (not the previous release's %s)", cluster, previous), func(ctx context.Context) error {
+		cm := &polykubev1alpha1.ClusterMember{}
+		if err := c.Get(ctx, client.ObjectKey{Name: cluster}, cm); err != nil {
+			return err
+		}
+		version = cm.Status.OperatorVersion
+		switch version {
+		case "":
+			return errors.New("status.operatorVersion is empty")
+		case previous:
+			return fmt.Errorf("status.operatorVersion is %q, the previous release's: either the operator of this tree has not written it yet or it reports the same version, and a skew would not show", version)
+		}
+		return nil
+	})
+	return version, err
 }
 
 // MoveOperator moves the cluster's operator to the previous release's or this tree's (which),

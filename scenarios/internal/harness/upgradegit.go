@@ -155,8 +155,9 @@ func (sc *Scenario) moveInGit(ctx context.Context, g *gitOperators, cluster, whi
 }
 
 // restoreOperatorsInGit moves every cluster back to this tree's operator in one commit, removes
-// the previous release's directory, and waits until every cluster's operator rolled out again.
-func (sc *Scenario) restoreOperatorsInGit(ctx context.Context, g *gitOperators) error {
+// the previous release's directory, and waits until every cluster's operator rolled out again
+// and reports version.
+func (sc *Scenario) restoreOperatorsInGit(ctx context.Context, g *gitOperators, version string) error {
 	put := map[string][]byte{}
 	for _, cl := range sc.Fed.Clusters() {
 		put[datapath.ClusterOperatorPath(cl)+"/kustomization.yaml"] = datapath.ClusterOperatorKustomization(cl, g.dir[VersionThis])
@@ -167,7 +168,13 @@ func (sc *Scenario) restoreOperatorsInGit(ctx context.Context, g *gitOperators) 
 	_, digest, _ := strings.Cut(g.image[VersionThis], "@")
 	var errs []error
 	for _, cl := range sc.Fed.Clusters() {
-		errs = append(errs, sc.awaitOperatorRollout(ctx, WaitCleanup, cl, digest))
+		if err := sc.awaitOperatorRollout(ctx, WaitCleanup, cl, digest); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The next scenario reads this tree's version from the ClusterMember: it must be the
+		// new leader's, not the previous release's left behind.
+		errs = append(errs, sc.AwaitOperatorVersion(ctx, cl, version))
 	}
 	return errors.Join(errs...)
 }

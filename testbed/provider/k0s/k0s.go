@@ -332,13 +332,14 @@ func (p *Provider) LoadImageArchive(ctx context.Context, name, archive string) e
 	return p.b.loadImageArchive(ctx, name, archive)
 }
 
-// TrustRegistry writes the hosts.toml for addr into every node of the cluster that runs a
-// kubelet, so that it pulls images named addr/... from that plain-HTTP registry. k0s's
-// containerd (v2) reads registry hosts from provider.RegistryHostsDir by default, at every
-// pull, so nothing else changes and nothing restarts.
-func (p *Provider) TrustRegistry(ctx context.Context, name, addr string) error {
-	file := path.Join(provider.RegistryHostsDir, addr, "hosts.toml")
-	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP, pull and resolve)", file, name) {
+// TrustRegistry writes a hosts.toml into every node of the cluster that runs a kubelet, under
+// host's directory, so that it pulls images named host/... from the plain-HTTP registry at
+// addr: host is addr itself, or a mirror name served by that registry. k0s's containerd (v2)
+// reads registry hosts from provider.RegistryHostsDir by default, at every pull, so nothing
+// else changes and nothing restarts.
+func (p *Provider) TrustRegistry(ctx context.Context, name, host, addr string) error {
+	file := path.Join(provider.RegistryHostsDir, host, "hosts.toml")
+	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP to %s, pull and resolve)", file, name, addr) {
 		return nil
 	}
 	return p.b.writeNodeFile(ctx, name, file, []byte(provider.RegistryHostsTOML(addr)))

@@ -418,7 +418,9 @@ func TestProvider_TrustRegistryAndNodeImages(t *testing.T) {
 	p, err := New(provider.Options{Dir: t.TempDir(), Topology: k0sTopology()}, Options{Mode: ModeDocker, Runner: r})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
-	g.Expect(p.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000")).To(Succeed())
+	g.Expect(p.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000", "172.18.0.1:5000")).To(Succeed())
+	g.Expect(p.TrustRegistry(ctx, "onprem-fra", "registry.onprem.example", "172.18.0.1:5000")).To(Succeed())
+	g.Expect(r.copied).To(HaveKeyWithValue("k0s-onprem-fra:/etc/containerd/certs.d/registry.onprem.example/hosts.toml", provider.RegistryHostsTOML("172.18.0.1:5000")))
 	g.Expect(r.cmds).To(ContainElement("docker exec k0s-onprem-fra mkdir -p /etc/containerd/certs.d/172.18.0.1:5000"))
 	g.Expect(r.copied).To(HaveKeyWithValue("k0s-onprem-fra:/etc/containerd/certs.d/172.18.0.1:5000/hosts.toml",
 		provider.RegistryHostsTOML("172.18.0.1:5000")))
@@ -430,7 +432,7 @@ func TestProvider_TrustRegistryAndNodeImages(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	ssh, err := New(provider.Options{Dir: t.TempDir(), Topology: k0sTopology()}, Options{Mode: ModeSSH, Hosts: hosts, Runner: r})
 	g.Expect(err).NotTo(HaveOccurred())
-	err = ssh.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000")
+	err = ssh.TrustRegistry(ctx, "onprem-fra", "172.18.0.1:5000", "172.18.0.1:5000")
 	g.Expect(err).To(MatchError(provider.ErrNotSupported))
 	g.Expect(err).To(MatchError(ContainSubstring("remove the registry add-on")))
 }

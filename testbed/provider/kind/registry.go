@@ -25,12 +25,13 @@ var ContainerdRegistryPatch = fmt.Sprintf(`[plugins."io.containerd.grpc.v1.cri".
   config_path = %q
 `, RegistryHostsDir)
 
-// TrustRegistry writes the hosts.toml for addr into every node of the cluster, so that its
-// kubelet pulls images named addr/... from that plain-HTTP registry. The cluster must have been
-// created with Options.RegistryHosts (the CRI's config_path).
-func (p *Provider) TrustRegistry(_ context.Context, name, addr string) error {
-	file := path.Join(RegistryHostsDir, addr, "hosts.toml")
-	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP, pull and resolve)", file, name) {
+// TrustRegistry writes a hosts.toml into every node of the cluster under host's directory, so
+// that its kubelet pulls images named host/... from the plain-HTTP registry at addr: host is
+// addr itself, or a mirror name served by that registry. The cluster must have been created
+// with Options.RegistryHosts (the CRI's config_path).
+func (p *Provider) TrustRegistry(_ context.Context, name, host, addr string) error {
+	file := path.Join(RegistryHostsDir, host, "hosts.toml")
+	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP to %s, pull and resolve)", file, name, addr) {
 		return nil
 	}
 	if !p.o.RegistryHosts {
