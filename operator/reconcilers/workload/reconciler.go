@@ -98,6 +98,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
 	}
+	// The failover step reads one Service's mirrored slices: through this index, those alone,
+	// not every slice of the namespace matched against a selector (that was O(F·C) per
+	// reconcile, F failover Services with a slice per peer each).
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService); err != nil {
+		return fmt.Errorf("workload reconciler: index the mirrored EndpointSlices by Service: %w", err)
+	}
 	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
 	})
@@ -140,6 +146,21 @@ func forServiceEndpoint(_ context.Context, o client.Object) []reconcile.Request 
 var mirroredSlice = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	return o.GetLabels()[discoveryv1.LabelManagedBy] == meshview.ManagedBy
 })
+
+// MirroredSliceIndex is the cache index of the EndpointSlices Cilium mirrors from peers, by the
+// name of their Service (MirroredSliceService).
+const MirroredSliceIndex = "polykube.kismet.io/mirrored-slice-of"
+
+// MirroredSliceService is the index value of an EndpointSlice under MirroredSliceIndex: the
+// name of its Service when Cilium mirrored it from a peer (the slices meshview.Selector
+// selects), none otherwise. A fake client in tests needs it registered with WithIndex.
+func MirroredSliceService(o client.Object) []string {
+	l := o.GetLabels()
+	if l[discoveryv1.LabelManagedBy] != meshview.ManagedBy || l[discoveryv1.LabelServiceName] == "" {
+		return nil
+	}
+	return []string{l[discoveryv1.LabelServiceName]}
+}
 
 // notOwnCreation drops the creation events of the Deployments and Services the operator
 // creates: the reconcile that created one already knows about it (and on start-up, every
