@@ -153,13 +153,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 func (r *Reconciler) allocate(ctx context.Context, s *scope) (bool, error) {
 	wl, st := s.wl, &s.wl.Status
 	if placement.UsesRoster(wl) {
-		// The roster is only read here (placement is pure): the cache's own objects, not a
-		// deep copy of every member per reconcile, which grew the reconcile's cost with C.
-		list := &polykubev1alpha1.ClusterMemberList{}
-		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The roster is only read here (placement is pure): the cache's own objects, copied
+		// once per change of the roster, not per reconcile (roster.go).
+		roster, err := r.members(ctx)
+		if err != nil {
 			return true, fmt.Errorf("list ClusterMembers to resolve the targetSelectors of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
 		}
-		s.roster = list.Items
+		s.roster = roster
 	}
 	// The targets are resolved once; the allocation, the bounds and the failover plan use them.
 	spec, err := placement.SpecFromWorkloadIn(wl, s.roster)

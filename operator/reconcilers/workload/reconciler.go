@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,6 +82,8 @@ type Reconciler struct {
 
 	finalOnce sync.Once
 	final     *statusfinal.Finalizer
+	// roster is the ClusterMembers, copied once per change of the cache (roster.go).
+	roster roster
 }
 
 // SetupWithManager registers the controller. The Deployments, Services and
@@ -103,6 +106,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// reconcile, F failover Services with a slice per peer each).
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService); err != nil {
 		return fmt.Errorf("workload reconciler: index the mirrored EndpointSlices by Service: %w", err)
+	}
+	// The roster is read from the ClusterMember informer's store (roster.go).
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &polykubev1alpha1.ClusterMember{})
+	if err != nil {
+		return fmt.Errorf("workload reconciler: the ClusterMember informer: %w", err)
+	}
+	if i, ok := informer.(toolscache.SharedIndexInformer); ok {
+		r.roster.store = i.GetStore()
 	}
 	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
