@@ -79,7 +79,12 @@ func ResolveTargets(d polykubev1alpha1.Distribution, roster []polykubev1alpha1.C
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Target) int { return strings.Compare(a.Cluster, b.Cluster) })
+	// A roster read in name order (the operator keeps its copy so) and no explicit target give
+	// targets already in order: checked in O(C), not sorted again on every reconcile.
+	byCluster := func(a, b Target) int { return strings.Compare(a.Cluster, b.Cluster) }
+	if !slices.IsSortedFunc(out, byCluster) {
+		slices.SortStableFunc(out, byCluster)
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no ClusterMember of the roster (%d) matches spec.distribution.targetSelectors and there are no explicit targets", ErrNoTargets, len(roster))
 	}

@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	toolscache "k8s.io/client-go/tools/cache"
@@ -30,7 +32,7 @@ type roster struct {
 	items []polykubev1alpha1.ClusterMember
 }
 
-// members is the roster. The list is shared between reconciles: it is only read (placement is
+// members is the roster, in name order when read from the store. The list is shared between reconciles: it is only read (placement is
 // pure), never changed or appended to.
 func (r *Reconciler) members(ctx context.Context) ([]polykubev1alpha1.ClusterMember, error) {
 	if r.roster.store == nil {
@@ -58,6 +60,8 @@ func (r *Reconciler) members(ctx context.Context) ([]polykubev1alpha1.ClusterMem
 		from[m] = struct{}{}
 		items = append(items, *m)
 	}
+	// In name order: the targets resolved from it then need no sort (placement.ResolveTargets).
+	slices.SortFunc(items, func(a, b polykubev1alpha1.ClusterMember) int { return strings.Compare(a.Name, b.Name) })
 	ro.from, ro.items = from, items
 	return items, nil
 }
