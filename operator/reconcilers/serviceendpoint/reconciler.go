@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -96,7 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.sameName)).
 		// A peer's mirrored slice changes no count here: a flap of a peer's endpoint is no
 		// reconcile of the ServiceEndpoint.
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice), builder.WithPredicates(localSlice)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice), builder.WithPredicates(localSlice, notInInitialList)).
 		Watches(&polykubev1alpha1.Workload{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	err := r.watchForeign(b).Complete(r)
@@ -128,6 +129,12 @@ func mirrored(o client.Object) bool {
 
 // localSlice passes the events of this cluster's own EndpointSlices only.
 var localSlice = predicate.NewPredicateFuncs(func(o client.Object) bool { return !mirrored(o) })
+
+// notInInitialList drops the creation events of the cache's initial list: every
+// ServiceEndpoint is reconciled on start-up anyway.
+var notInInitialList = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
+}
 
 // sameName maps a Service to the ServiceEndpoint of the same name, if there is one.
 func (r *Reconciler) sameName(ctx context.Context, obj client.Object) []reconcile.Request {

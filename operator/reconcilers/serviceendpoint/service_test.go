@@ -419,4 +419,6 @@ func TestLocalSlices_IndexedAndWatched(t *testing.T) {
 	g.Expect(LocalSliceService(slice(nil))).To(BeEmpty(), "a slice of no Service")
 	g.Expect(localSlice.Generic(event.GenericEvent{Object: local})).To(BeTrue())
 	g.Expect(localSlice.Generic(event.GenericEvent{Object: mirrored})).To(BeFalse())
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: local, IsInInitialList: true})).To(BeFalse(), "every ServiceEndpoint is reconciled on start-up")
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: local})).To(BeTrue())
 }

@@ -133,7 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&polykubev1alpha1.ServiceEndpoint{}, handler.EnqueueRequestsFromMapFunc(forServiceEndpoint),
 			builder.WithPredicates(serviceEndpointSignalChanged)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
-			builder.WithPredicates(mirroredSlice)).
+			builder.WithPredicates(mirroredSlice, notInInitialList)).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.workloadsAfterMemberChange),
 			builder.WithPredicates(memberAppearsChangesOrGoes))
 	return r.watchForeign(b).
@@ -171,6 +171,13 @@ func MirroredSliceService(o client.Object) []string {
 		return nil
 	}
 	return []string{l[discoveryv1.LabelServiceName]}
+}
+
+// notInInitialList drops the creation events of the cache's initial list: every Workload is
+// reconciled on start-up anyway, and at 511 members the peers' mirrored slices are one event
+// each (10,200 at W = 200), each mapped to its Workload through a read of the cache.
+var notInInitialList = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
 }
 
 // notOwnCreation drops the creation events of the Deployments and Services the operator

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
@@ -57,4 +59,15 @@ func TestRoster_CopiedOncePerChangeOfTheCache(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(regions(swapped)).To(Equal(map[string]string{"east": "eu", "west": "ap", "south": "af"}))
 	g.Expect(regions(updated)).To(Equal(map[string]string{"east": "eu", "west": "ap"}), "a list handed out is never changed")
+}
+
+// TestNotInInitialList: a peer's slice in the cache's initial list reconciles nothing (every
+// Workload is reconciled on start-up); one created later, or changed, does.
+func TestNotInInitialList(t *testing.T) {
+	g := NewWithT(t)
+	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api-beta"}}
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: s, IsInInitialList: true})).To(BeFalse())
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: s})).To(BeTrue())
+	g.Expect(notInInitialList.Update(event.UpdateEvent{ObjectOld: s, ObjectNew: s})).To(BeTrue())
+	g.Expect(notInInitialList.Delete(event.DeleteEvent{Object: s})).To(BeTrue())
 }
