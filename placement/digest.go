@@ -19,25 +19,43 @@ import (
 // An empty allocation has a digest too (that of no line). A target listed twice counts once,
 // with its last entry, as a status list keyed by cluster would keep it.
 func AllocationDigest(a Allocation) string {
-	byCluster := make(map[string]int32, len(a))
+	if !slices.IsSortedFunc(a, func(x, y Share) int { return strings.Compare(x.Cluster, y.Cluster) }) || hasDuplicate(a) {
+		byCluster := make(map[string]int32, len(a))
+		for _, s := range a {
+			byCluster[s.Cluster] = s.Replicas
+		}
+		clusters := make([]string, 0, len(byCluster))
+		for c := range byCluster {
+			clusters = append(clusters, c)
+		}
+		slices.Sort(clusters)
+		unique := make(Allocation, len(clusters))
+		for i, c := range clusters {
+			unique[i] = Share{Cluster: c, Replicas: byCluster[c]}
+		}
+		a = unique
+	}
+	// An allocation as Allocate returns it is sorted by cluster, each once: it is hashed as it
+	// is, with no copy (this runs on every reconcile, over every target).
+	buf := make([]byte, 0, len(a)*40)
 	for _, s := range a {
-		byCluster[s.Cluster] = s.Replicas
+		buf = append(buf, s.Cluster...)
+		buf = append(buf, '=')
+		buf = strconv.AppendInt(buf, int64(s.Replicas), 10)
+		buf = append(buf, '\n')
 	}
-	clusters := make([]string, 0, len(byCluster))
-	for c := range byCluster {
-		clusters = append(clusters, c)
-	}
-	slices.Sort(clusters)
-	var b strings.Builder
-	b.Grow(len(clusters) * 40)
-	for _, c := range clusters {
-		b.WriteString(c)
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(int64(byCluster[c]), 10))
-		b.WriteByte('\n')
-	}
-	sum := sha256.Sum256([]byte(b.String()))
+	sum := sha256.Sum256(buf)
 	return hex.EncodeToString(sum[:8])
+}
+
+// hasDuplicate reports whether a sorted allocation lists a cluster twice.
+func hasDuplicate(a Allocation) bool {
+	for i := 1; i < len(a); i++ {
+		if a[i].Cluster == a[i-1].Cluster {
+			return true
+		}
+	}
+	return false
 }
 
 // TargetsWithReplicas counts the targets of an allocation with replicas above 0.

@@ -3,7 +3,8 @@ package placement
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,7 +66,9 @@ func ResolveTargets(d polykubev1alpha1.Distribution, roster []polykubev1alpha1.C
 			if named[m.Name] || seen[m.Name] || m.Name == "" || !m.DeletionTimestamp.IsZero() {
 				continue
 			}
-			set := MemberLabels(m)
+			// MemberLabels without building the set: this runs for every member on every
+			// reconcile of every Workload that selects from the roster.
+			set := memberLabels{m}
 			for k, sel := range selectors {
 				if sel.Matches(set) {
 					r := &d.TargetSelectors[k]
@@ -76,11 +79,49 @@ func ResolveTargets(d polykubev1alpha1.Distribution, roster []polykubev1alpha1.C
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
+	// A roster read in name order (the operator keeps its copy so) and no explicit target give
+	// targets already in order: checked in O(C), not sorted again on every reconcile.
+	byCluster := func(a, b Target) int { return strings.Compare(a.Cluster, b.Cluster) }
+	if !slices.IsSortedFunc(out, byCluster) {
+		slices.SortStableFunc(out, byCluster)
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no ClusterMember of the roster (%d) matches spec.distribution.targetSelectors and there are no explicit targets", ErrNoTargets, len(roster))
 	}
 	return out, nil
+}
+
+// memberLabels is MemberLabels(member) read in place, as a selector sees it: the same keys and
+// values (TestMemberLabelsView compares them), without a map built per member.
+type memberLabels struct {
+	m *polykubev1alpha1.ClusterMember
+}
+
+var _ labels.Labels = memberLabels{}
+
+func (l memberLabels) Lookup(key string) (string, bool) {
+	switch key {
+	case polykubev1alpha1.ClusterLabel:
+		return l.m.Name, true
+	case polykubev1alpha1.ProviderLabel:
+		return l.m.Spec.Provider, true
+	case polykubev1alpha1.RegionLabel:
+		return l.m.Spec.Region, l.m.Spec.Region != ""
+	case polykubev1alpha1.ZoneLabel:
+		return l.m.Spec.Zone, l.m.Spec.Zone != ""
+	}
+	v, ok := l.m.Spec.Labels[key]
+	return v, ok
+}
+
+func (l memberLabels) Has(key string) bool {
+	_, ok := l.Lookup(key)
+	return ok
+}
+
+func (l memberLabels) Get(key string) string {
+	v, _ := l.Lookup(key)
+	return v
 }
 
 // SpecFromWorkloadIn builds the placement input of a Workload with its targets resolved over
@@ -103,6 +144,21 @@ func ForWorkloadIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.Clust
 		return nil, err
 	}
 	return allocationOf(w, spec)
+}
+
+// ForWorkloadSpec is ForWorkloadIn for a spec SpecFromWorkloadIn already resolved: a caller
+// that needs the targets, the allocation and the bounds resolves the roster once.
+func ForWorkloadSpec(w *polykubev1alpha1.Workload, spec Spec) (Allocation, error) {
+	return allocationOf(w, spec)
+}
+
+// BoundsForWorkloadSpec is BoundsForWorkloadIn for a spec SpecFromWorkloadIn already resolved.
+func BoundsForWorkloadSpec(w *polykubev1alpha1.Workload, spec Spec) (b BoundsAllocation, ok bool, err error) {
+	if w.Spec.Autoscaling == nil {
+		return nil, false, nil
+	}
+	b, err = boundsOf(w, spec)
+	return b, true, err
 }
 
 // BoundsForWorkloadIn returns the autoscaling bounds of every target a Workload resolves in

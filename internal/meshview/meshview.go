@@ -162,8 +162,13 @@ func Deficits(alloc placement.Allocation, ready Ready, local string) placement.D
 // target may export an empty slice: that is no mismatch).
 func Split(ready Ready, alloc placement.Allocation, local string) (peers Ready, strangers []string) {
 	peers = Ready{}
+	// A set of the targets, not alloc.For per source: that was O(C²) per failover reconcile.
+	targets := make(map[string]struct{}, len(alloc))
+	for _, s := range alloc {
+		targets[s.Cluster] = struct{}{}
+	}
 	for c, n := range ready {
-		if _, target := alloc.For(c); target && c != local {
+		if _, target := targets[c]; target && c != local {
 			peers[c] = n
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,12 @@ var fleetWorkloads = func() int {
 	}
 	return 200
 }()
+
+// restartProfile, when POLYKUBE_BENCH_FLEET_PROFILE is set, is a path prefix: the restart phase
+// of each size C (the figure "operator CPU per Workload") is CPU-profiled into <prefix>-C<C>.prof,
+// without the setup that dominates a profile of the whole benchmark (do not combine it with
+// go test -cpuprofile: a process has one CPU profile at a time).
+var restartProfile = os.Getenv("POLYKUBE_BENCH_FLEET_PROFILE")
 
 const (
 	// flapRounds is how many times every peer flaps an endpoint.
@@ -441,6 +448,7 @@ func runFleet(b *testing.B, size int) fleetResult {
 	phase("operator stopped")
 	runtime.GC()
 	n0, s0 := reconcileTime(b, "workload")
+	stopProfile := startProfile(b, size)
 	cpu0 := cpuTime(b)
 	op = optest.StartOperator(b, cfg, local, optest.Options{MaxConcurrentReconciles: reconcileWorkers, ProductionLogLevel: true})
 	if err := pollEvery(time.Second, 10*time.Minute, func(context.Context) (bool, error) {
@@ -451,6 +459,7 @@ func runFleet(b *testing.B, size int) fleetResult {
 	}
 	settle(b, op)
 	cpu := cpuTime(b) - cpu0
+	stopProfile()
 	n1, s1 := reconcileTime(b, "workload")
 	res.restartReconciles = int(n1 - n0)
 	res.cpuPerWorkload = cpu / time.Duration(fleetWorkloads)
@@ -466,6 +475,30 @@ func runFleet(b *testing.B, size int) fleetResult {
 	op.Stop(b)
 	b.Logf("C=%d: %+v", size, res)
 	return res
+}
+
+// startProfile starts the CPU profile of size's restart phase when restartProfile is set; the
+// function it returns stops it.
+func startProfile(b *testing.B, size int) func() {
+	b.Helper()
+	if restartProfile == "" {
+		return func() {}
+	}
+	path := fmt.Sprintf("%s-C%d.prof", restartProfile, size)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("POLYKUBE_BENCH_FLEET_PROFILE: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("POLYKUBE_BENCH_FLEET_PROFILE: start the CPU profile (is go test's -cpuprofile set too?): %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Errorf("POLYKUBE_BENCH_FLEET_PROFILE: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "fleet C=%d restart profile written to %s\n", size, path)
+	}
 }
 
 // waitReconciled waits until n Workloads in ns have a status of their generation for which done

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +26,7 @@ func TestReconciler_OwnMemberTerminating_ServiceKeptAndSaid(t *testing.T) {
 	alpha, beta, wl := rectest.OwnMemberTerminating("shop", "checkout")
 	se := serviceEndpoint("checkout")
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&polykubev1alpha1.ServiceEndpoint{}).
-		WithObjects(alpha, beta, wl, se).Build()
+		WithObjects(alpha, beta, wl, se).WithIndex(&discoveryv1.EndpointSlice{}, LocalSliceIndex, LocalSliceService).Build()
 	r := &Reconciler{Client: c, Scheme: scheme, ClusterName: "alpha"}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(se)})
 	g.Expect(err).NotTo(HaveOccurred())

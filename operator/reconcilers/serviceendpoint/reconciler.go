@@ -29,11 +29,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/meshview"
 	"github.com/polykube/polykube/operator/internal/metrics"
 	"github.com/polykube/polykube/operator/internal/ownmember"
 	"github.com/polykube/polykube/operator/internal/statusfinal"
@@ -83,11 +85,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("serviceendpoint reconciler: the cluster name is empty: start the operator with --cluster-name set to this cluster's ClusterMember name")
 	}
+	// The endpoints counted are those of the Service's own slices: found through this index,
+	// not by matching every slice of the namespace, the peers' mirrored ones included (O(F·C)
+	// per reconcile, F global Services with a slice per peer each).
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &discoveryv1.EndpointSlice{}, LocalSliceIndex, LocalSliceService); err != nil {
+		return fmt.Errorf("set up the ServiceEndpoint controller: index the EndpointSlices by Service: %w", err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&polykubev1alpha1.ServiceEndpoint{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.sameName)).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice)).
+		// A peer's mirrored slice changes no count here: a flap of a peer's endpoint is no
+		// reconcile of the ServiceEndpoint.
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice), builder.WithPredicates(localSlice, notInInitialList)).
 		Watches(&polykubev1alpha1.Workload{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	err := r.watchForeign(b).Complete(r)
@@ -95,6 +105,35 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("set up the ServiceEndpoint controller: %w", err)
 	}
 	return nil
+}
+
+// LocalSliceIndex is the cache index of this cluster's own EndpointSlices (not those Cilium
+// mirrors from peers) by the name of their Service (LocalSliceService).
+const LocalSliceIndex = "polykube.kismet.io/local-slice-of"
+
+// LocalSliceService is the index value of an EndpointSlice under LocalSliceIndex: the name of
+// its Service unless Cilium mirrored it from a peer (CountReadyEndpoints skips those). A fake
+// client in tests needs it registered with WithIndex.
+func LocalSliceService(o client.Object) []string {
+	l := o.GetLabels()
+	if mirrored(o) || l[discoveryv1.LabelServiceName] == "" {
+		return nil
+	}
+	return []string{l[discoveryv1.LabelServiceName]}
+}
+
+// mirrored reports whether Cilium mirrored the EndpointSlice from a peer.
+func mirrored(o client.Object) bool {
+	return o.GetLabels()[discoveryv1.LabelManagedBy] == meshview.ManagedBy
+}
+
+// localSlice passes the events of this cluster's own EndpointSlices only.
+var localSlice = predicate.NewPredicateFuncs(func(o client.Object) bool { return !mirrored(o) })
+
+// notInInitialList drops the creation events of the cache's initial list: every
+// ServiceEndpoint is reconciled on start-up anyway.
+var notInInitialList = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
 }
 
 // sameName maps a Service to the ServiceEndpoint of the same name, if there is one.
@@ -219,21 +258,23 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		var roster []polykubev1alpha1.ClusterMember
 		if placement.UsesRoster(wl) {
 			list := &polykubev1alpha1.ClusterMemberList{}
-			if err := r.List(ctx, list); err != nil {
+			// Only read (placement is pure): the cache's objects, not a deep copy of every member.
+			if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 				obs.Err = fmt.Errorf("list ClusterMembers to resolve the targets of Workload %s/%s: %w", se.Namespace, wl.Name, err)
 				return obs, false
 			}
 			roster = list.Items
 		}
-		if targets, err := placement.ResolveTargets(wl.Spec.Distribution, roster); err == nil {
-			obs.Targeted = slices.ContainsFunc(targets, func(t placement.Target) bool { return t.Cluster == r.ClusterName })
-		}
-		obs.SyncEndpointSlices = wl.Spec.Distribution.Failover != nil && obs.Settings.Global
-		if alloc, err := placement.ForWorkloadIn(wl, roster); err == nil {
-			if n, ok := alloc.For(r.ClusterName); ok {
-				obs.LocalReplicas = &n
+		// The targets are resolved once, for both the report and the allocation.
+		if spec, err := placement.SpecFromWorkloadIn(wl, roster); err == nil {
+			obs.Targeted = slices.ContainsFunc(spec.Targets, func(t placement.Target) bool { return t.Cluster == r.ClusterName })
+			if alloc, err := placement.ForWorkloadSpec(wl, spec); err == nil {
+				if n, ok := alloc.For(r.ClusterName); ok {
+					obs.LocalReplicas = &n
+				}
 			}
 		}
+		obs.SyncEndpointSlices = wl.Spec.Distribution.Failover != nil && obs.Settings.Global
 	}
 
 	conflict, err := r.applyService(ctx, se, obs.SyncEndpointSlices)
@@ -248,9 +289,11 @@ func (r *Reconciler) observe(ctx context.Context, se *polykubev1alpha1.ServiceEn
 		return obs, false
 	}
 
+	// The Service's own slices only, through the index (the peers' mirrored ones are not
+	// counted), and only read: no deep copy.
 	var endpointSlices discoveryv1.EndpointSliceList
 	if err := r.List(ctx, &endpointSlices, client.InNamespace(se.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: se.Name}); err != nil {
+		client.MatchingFields{LocalSliceIndex: se.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		obs.Err = fmt.Errorf("list EndpointSlices of Service %s: %w", obs.Service, err)
 		return obs, false
 	}

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
+	"github.com/polykube/polykube/internal/meshview"
 )
 
 func serviceEndpoint(name string, mutate ...func(*polykubev1alpha1.ServiceEndpoint)) *polykubev1alpha1.ServiceEndpoint {
@@ -400,4 +402,23 @@ func TestReconciled_SyncEndpointSlicesAnnotation(t *testing.T) {
 	out, changed = Reconciled(out, plain)
 	g.Expect(changed).To(BeTrue())
 	g.Expect(out.Annotations).NotTo(HaveKey("service.cilium.io/global-sync-endpoint-slices"))
+}
+
+// TestLocalSlices_IndexedAndWatched: the count reads this cluster's own slices of a Service
+// through LocalSliceIndex, and only their events reconcile: a peer's mirrored slice is neither
+// counted nor a reason to reconcile (issue 40: a peer's flap cost a reconcile per flap).
+func TestLocalSlices_IndexedAndWatched(t *testing.T) {
+	g := NewWithT(t)
+	slice := func(labels map[string]string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "s", Labels: labels}}
+	}
+	local := slice(map[string]string{discoveryv1.LabelServiceName: "checkout"})
+	mirrored := slice(map[string]string{discoveryv1.LabelServiceName: "checkout", discoveryv1.LabelManagedBy: meshview.ManagedBy})
+	g.Expect(LocalSliceService(local)).To(Equal([]string{"checkout"}))
+	g.Expect(LocalSliceService(mirrored)).To(BeEmpty())
+	g.Expect(LocalSliceService(slice(nil))).To(BeEmpty(), "a slice of no Service")
+	g.Expect(localSlice.Generic(event.GenericEvent{Object: local})).To(BeTrue())
+	g.Expect(localSlice.Generic(event.GenericEvent{Object: mirrored})).To(BeFalse())
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: local, IsInInitialList: true})).To(BeFalse(), "every ServiceEndpoint is reconciled on start-up")
+	g.Expect(notInInitialList.Create(event.CreateEvent{Object: local})).To(BeTrue())
 }

@@ -58,7 +58,8 @@ func TestReconciler_BoundedAt511Members(t *testing.T) {
 		Spec:       polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "api"}},
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&polykubev1alpha1.Workload{}).
-		WithObjects(wl, se, &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: local}}).Build()
+		WithObjects(wl, se, &polykubev1alpha1.ClusterMember{ObjectMeta: metav1.ObjectMeta{Name: local}}).
+		WithIndex(&discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService).Build()
 	var notes []string
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := &Reconciler{Client: c, Scheme: scheme, ClusterName: local, Recorder: noteRecorder{&notes}, Now: func() time.Time { return now }}

@@ -42,7 +42,10 @@ type failoverOutcome struct {
 // The status it writes changes only when a decision does (what is absorbed or waits, the
 // signal, the sources that are no target): it carries no live count, so a peer's pods coming
 // and going above its share write nothing. Every list in it is bounded (listed).
-func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember, alloc placement.Allocation, base int32) (failoverOutcome, error) {
+//
+// spec is the placement input the allocation was computed from (the targets as it resolved
+// them, explicit and selected over the roster).
+func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload, spec placement.Spec, alloc placement.Allocation, base int32) (failoverOutcome, error) {
 	st := &wl.Status
 	cfg, on, err := placement.FailoverFromWorkload(wl)
 	if !on {
@@ -57,11 +60,6 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 		st.Failover = &polykubev1alpha1.FailoverStatus{BaseReplicas: base, EffectiveReplicas: base}
 		cond(metav1.ConditionFalse, polykubev1alpha1.ReasonInvalidSpec, fmt.Sprintf("%v; fix the Workload in Git", err))
 		return failoverOutcome{replicas: base}, nil
-	}
-	// The targets as the allocation resolved them (explicit and selected over the roster).
-	spec, err := placement.SpecFromWorkloadIn(wl, roster)
-	if err != nil {
-		return failoverOutcome{}, reconcile.TerminalError(fmt.Errorf("plan the failover of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
 	prev := placement.FailoverStateFromStatus(st.Failover)
 	prevHandover := placement.HandoverFromStatus(st.Failover)
@@ -110,8 +108,10 @@ func (r *Reconciler) failover(ctx context.Context, wl *polykubev1alpha1.Workload
 	}
 
 	var slices discoveryv1.EndpointSliceList
-	// Only counted, never changed: the cache's objects without a deep copy of each peer's slice.
-	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingLabelsSelector{Selector: meshview.Selector(service)}, client.UnsafeDisableDeepCopy); err != nil {
+	// Only counted, never changed: the cache's objects without a deep copy of each peer's slice,
+	// found through the index (meshview.Selector's slices), not by matching every slice of the
+	// namespace.
+	if err := r.List(ctx, &slices, client.InNamespace(wl.Namespace), client.MatchingFields{MirroredSliceIndex: service}, client.UnsafeDisableDeepCopy); err != nil {
 		return failoverOutcome{}, fmt.Errorf("list the mirrored EndpointSlices of Service %s/%s: %w", wl.Namespace, service, err)
 	}
 	ready := meshview.CountReady(slices.Items, types.NamespacedName{Namespace: wl.Namespace, Name: service}, r.ClusterName)

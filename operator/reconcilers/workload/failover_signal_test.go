@@ -30,6 +30,7 @@ type failoverBench struct {
 	g     Gomega
 	c     client.Client
 	wl    *polykubev1alpha1.Workload
+	spec  placement.Spec
 	alloc placement.Allocation
 	now   time.Time
 	notes []string
@@ -57,11 +58,14 @@ func newFailoverBench(t *testing.T, clusters []string, share int32, objs ...clie
 	for _, c := range clusters {
 		wl.Spec.Distribution.Targets = append(wl.Spec.Distribution.Targets, polykubev1alpha1.DistributionTarget{ClusterRef: c, Replicas: ptr.To(share)})
 	}
-	alloc, err := placement.ForWorkload(wl)
+	spec, err := placement.SpecFromWorkloadIn(wl, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	alloc, err := placement.ForWorkloadSpec(wl, spec)
 	g.Expect(err).NotTo(HaveOccurred())
 	return &failoverBench{
-		t: t, g: g, wl: wl, alloc: alloc,
-		c:   fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&polykubev1alpha1.ServiceEndpoint{}).Build(),
+		t: t, g: g, wl: wl, spec: spec, alloc: alloc,
+		c: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&polykubev1alpha1.ServiceEndpoint{}).
+			WithIndex(&discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService).Build(),
 		now: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC),
 	}
 }
@@ -73,7 +77,7 @@ func (b *failoverBench) step(d time.Duration) failoverOutcome {
 	now := b.now
 	r := &Reconciler{Client: b.c, ClusterName: b.wl.Spec.Distribution.Targets[0].ClusterRef, Now: func() time.Time { return now }, Recorder: noteRecorder{&b.notes}}
 	base, _ := b.alloc.For(r.ClusterName)
-	out, err := r.failover(context.Background(), b.wl, nil, b.alloc, base)
+	out, err := r.failover(context.Background(), b.wl, b.spec, b.alloc, base)
 	b.g.Expect(err).NotTo(HaveOccurred())
 	return out
 }

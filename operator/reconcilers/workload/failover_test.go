@@ -55,13 +55,16 @@ func TestReconciler_failover_InjectedClock(t *testing.T) {
 		Spec:       polykubev1alpha1.ServiceEndpointSpec{WorkloadRef: polykubev1alpha1.LocalWorkloadReference{Name: "api"}},
 	}
 	west := mirroredSliceOf("west", 1)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(se, west).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(se, west).
+		WithIndex(&discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService).Build()
 	now := time.Date(2026, 12, 3, 10, 0, 0, 500_000_000, time.UTC)
 	r := &Reconciler{Client: c, ClusterName: "east", Now: func() time.Time { return now }}
-	alloc, err := placement.ForWorkload(wl)
+	spec, err := placement.SpecFromWorkloadIn(wl, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	alloc, err := placement.ForWorkloadSpec(wl, spec)
 	g.Expect(err).NotTo(HaveOccurred())
 	step := func(r *Reconciler) failoverOutcome {
-		out, err := r.failover(context.Background(), wl, nil, alloc, 4)
+		out, err := r.failover(context.Background(), wl, spec, alloc, 4)
 		g.Expect(err).NotTo(HaveOccurred())
 		return out
 	}

@@ -33,7 +33,9 @@ type scope struct {
 	lastReplicas int32
 
 	// allocate
-	roster     []polykubev1alpha1.ClusterMember
+	roster []polykubev1alpha1.ClusterMember
+	// spec is the placement input, the targets resolved over the roster once per reconcile
+	spec       placement.Spec
 	alloc      placement.Allocation
 	bounds     placement.BoundsAllocation
 	autoscaled bool
@@ -151,15 +153,20 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, wl *polykubev1alpha1.W
 func (r *Reconciler) allocate(ctx context.Context, s *scope) (bool, error) {
 	wl, st := s.wl, &s.wl.Status
 	if placement.UsesRoster(wl) {
-		// The roster is only read here (placement is pure): the cache's own objects, not a
-		// deep copy of every member per reconcile, which grew the reconcile's cost with C.
-		list := &polykubev1alpha1.ClusterMemberList{}
-		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The roster is only read here (placement is pure): the cache's own objects, copied
+		// once per change of the roster, not per reconcile (roster.go).
+		roster, err := r.members(ctx)
+		if err != nil {
 			return true, fmt.Errorf("list ClusterMembers to resolve the targetSelectors of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
 		}
-		s.roster = list.Items
+		s.roster = roster
 	}
-	alloc, err := placement.ForWorkloadIn(wl, s.roster)
+	// The targets are resolved once; the allocation, the bounds and the failover plan use them.
+	spec, err := placement.SpecFromWorkloadIn(wl, s.roster)
+	var alloc placement.Allocation
+	if err == nil {
+		alloc, err = placement.ForWorkloadSpec(wl, spec)
+	}
 	if errors.Is(err, placement.ErrNoTargets) {
 		// Not a spec error: the roster may still be arriving. Leave what runs here as it is; a
 		// ClusterMember that appears re-runs this reconcile.
@@ -179,10 +186,10 @@ func (r *Reconciler) allocate(ctx context.Context, s *scope) (bool, error) {
 		st.AppliedOverrides, st.EffectiveTemplateHash, st.Autoscaling = nil, "", nil
 		return true, reconcile.TerminalError(fmt.Errorf("allocate Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
-	s.alloc = alloc
+	s.spec, s.alloc = spec, alloc
 	// An autoscaled Workload's allocation is its floors; its bounds come from the same split
 	// (they cannot fail where the allocation did not).
-	s.bounds, s.autoscaled, err = placement.BoundsForWorkloadIn(wl, s.roster)
+	s.bounds, s.autoscaled, err = placement.BoundsForWorkloadSpec(wl, spec)
 	if err != nil {
 		return true, reconcile.TerminalError(fmt.Errorf("autoscaling bounds of Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 	}
@@ -317,7 +324,7 @@ func (r *Reconciler) bind(ctx context.Context, s *scope) (bool, error) {
 // view of the mesh says its peers miss, capped (failover.go). Without it, the replicas are the
 // allocation.
 func (r *Reconciler) failoverPhase(ctx context.Context, s *scope) (bool, error) {
-	fo, err := r.failover(ctx, s.wl, s.roster, s.alloc, s.desired)
+	fo, err := r.failover(ctx, s.wl, s.spec, s.alloc, s.desired)
 	if err != nil {
 		return true, err
 	}

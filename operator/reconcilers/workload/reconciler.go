@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,6 +82,8 @@ type Reconciler struct {
 
 	finalOnce sync.Once
 	final     *statusfinal.Finalizer
+	// roster is the ClusterMembers, copied once per change of the cache (roster.go).
+	roster roster
 }
 
 // SetupWithManager registers the controller. The Deployments, Services and
@@ -97,6 +100,20 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterName == "" {
 		return errors.New("workload reconciler: ClusterName is empty; start the operator with --cluster-name")
+	}
+	// The failover step reads one Service's mirrored slices: through this index, those alone,
+	// not every slice of the namespace matched against a selector (that was O(F·C) per
+	// reconcile, F failover Services with a slice per peer each).
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &discoveryv1.EndpointSlice{}, MirroredSliceIndex, MirroredSliceService); err != nil {
+		return fmt.Errorf("workload reconciler: index the mirrored EndpointSlices by Service: %w", err)
+	}
+	// The roster is read from the ClusterMember informer's store (roster.go).
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &polykubev1alpha1.ClusterMember{})
+	if err != nil {
+		return fmt.Errorf("workload reconciler: the ClusterMember informer: %w", err)
+	}
+	if i, ok := informer.(toolscache.SharedIndexInformer); ok {
+		r.roster.store = i.GetStore()
 	}
 	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
@@ -116,7 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&polykubev1alpha1.ServiceEndpoint{}, handler.EnqueueRequestsFromMapFunc(forServiceEndpoint),
 			builder.WithPredicates(serviceEndpointSignalChanged)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.forEndpointSlice),
-			builder.WithPredicates(mirroredSlice)).
+			builder.WithPredicates(mirroredSlice, notInInitialList)).
 		Watches(&polykubev1alpha1.ClusterMember{}, handler.EnqueueRequestsFromMapFunc(r.workloadsAfterMemberChange),
 			builder.WithPredicates(memberAppearsChangesOrGoes))
 	return r.watchForeign(b).
@@ -140,6 +157,28 @@ func forServiceEndpoint(_ context.Context, o client.Object) []reconcile.Request 
 var mirroredSlice = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	return o.GetLabels()[discoveryv1.LabelManagedBy] == meshview.ManagedBy
 })
+
+// MirroredSliceIndex is the cache index of the EndpointSlices Cilium mirrors from peers, by the
+// name of their Service (MirroredSliceService).
+const MirroredSliceIndex = "polykube.kismet.io/mirrored-slice-of"
+
+// MirroredSliceService is the index value of an EndpointSlice under MirroredSliceIndex: the
+// name of its Service when Cilium mirrored it from a peer (the slices meshview.Selector
+// selects), none otherwise. A fake client in tests needs it registered with WithIndex.
+func MirroredSliceService(o client.Object) []string {
+	l := o.GetLabels()
+	if l[discoveryv1.LabelManagedBy] != meshview.ManagedBy || l[discoveryv1.LabelServiceName] == "" {
+		return nil
+	}
+	return []string{l[discoveryv1.LabelServiceName]}
+}
+
+// notInInitialList drops the creation events of the cache's initial list: every Workload is
+// reconciled on start-up anyway, and at 511 members the peers' mirrored slices are one event
+// each (10,200 at W = 200), each mapped to its Workload through a read of the cache.
+var notInInitialList = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList },
+}
 
 // notOwnCreation drops the creation events of the Deployments and Services the operator
 // creates: the reconcile that created one already knows about it (and on start-up, every

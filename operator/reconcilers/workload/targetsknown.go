@@ -21,11 +21,10 @@ func (r *Reconciler) setTargetsKnown(ctx context.Context, wl *polykubev1alpha1.W
 		return nil
 	}
 	if !listed {
-		list := &polykubev1alpha1.ClusterMemberList{}
-		if err := r.List(ctx, list); err != nil {
+		var err error
+		if roster, err = r.members(ctx); err != nil {
 			return fmt.Errorf("list ClusterMembers to check the targets of Workload %s/%s: %w", wl.Namespace, wl.Name, err)
 		}
-		roster = list.Items
 	}
 	status, reason, msg := targetsKnownCondition(unknownTargets(wl.Spec.Distribution, roster))
 	setCondition(&wl.Status.Conditions, wl.Generation, polykubev1alpha1.TargetsKnownCondition, status, reason, msg)
