@@ -315,9 +315,10 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 // matches no default stage). Two pods with one address look like one backend to the mesh.
 // Kept running, it keeps its pools and its node leases, so a started cluster's pods are also
 // managed again at once rather than after the old leases expire. kwokctl has no command to
-// stop one component, so the others are signalled here through the PID files kwokctl
-// writes, as its own stop does (SIGTERM, then the file removed); `kwokctl start cluster`
-// starts what has no live PID file and skips the running kwok-controller.
+// stop one component, so the others are killed here through the PID files kwokctl writes,
+// as its own stop does (SIGKILL, then the file removed: a SIGTERM lets kube-apiserver drain
+// for seconds, which a stopped cluster does not do); `kwokctl start cluster` starts what has
+// no live PID file and skips the running kwok-controller.
 func (p *Provider) Stop(ctx context.Context, name string) error {
 	cl, err := p.Kubeconfig(ctx, name)
 	if err != nil {
@@ -333,7 +334,7 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 			return fmt.Errorf("stop kwok cluster %s: %w", name, err)
 		}
 		if pid > 0 && proc.Alive(pid) {
-			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("stop kwok cluster %s: signal PID %d (%s): %w", name, pid, f, err)
 			}
 			pids = append(pids, pid)
