@@ -134,6 +134,10 @@ docker save --output "$work/images/polykube-k0s-node.tar" "${pod_images[@]}"
 # get final child's PID from pipe: EOF", first run here 2026-12-07): containerd must not ask,
 # as in kind-node.sh. k0s merges the drop-ins of /etc/k0s/containerd.d into its configuration.
 mkdir -p "$work/containerd.d"
+# Registry hosts (a hosts.toml per registry, which the test bed's registry add-on writes): the
+# CRI reads none unless config_path names the directory. containerd 2 documents that directory
+# as its default, but k0s's (2.3.3 here) pulled over HTTPS with a hosts.toml in it (2026-12-07).
+printf 'version = 3\n[plugins."io.containerd.cri.v1.images".registry]\n  config_path = "/etc/containerd/certs.d"\n' >"$work/containerd.d/polykube-registry-hosts.toml"
 if [[ $(( 16#$(awk '/^CapBnd:/ {print $2}' /proc/self/status) & (1 << 24) )) == 0 ]]; then
   printf 'version = 3\n[plugins."io.containerd.cri.v1.runtime"]\n  restrict_oom_score_adj = true\n' >"$work/containerd.d/polykube-restrict-oom-score-adj.toml"
 fi

@@ -334,9 +334,10 @@ func (p *Provider) LoadImageArchive(ctx context.Context, name, archive string) e
 
 // TrustRegistry writes a hosts.toml into every node of the cluster that runs a kubelet, under
 // host's directory, so that it pulls images named host/... from the plain-HTTP registry at
-// addr: host is addr itself, or a mirror name served by that registry. k0s's containerd (v2)
-// reads registry hosts from provider.RegistryHostsDir by default, at every pull, so nothing
-// else changes and nothing restarts.
+// addr: host is addr itself, or a mirror name served by that registry. containerd reads the
+// directory at every pull, so nothing restarts; the k0s node image built here names it in a
+// containerd drop-in (scripts/images/k0s-node.sh). k0s's own image does not, and its nodes
+// then pull over HTTPS and fail.
 func (p *Provider) TrustRegistry(ctx context.Context, name, host, addr string) error {
 	file := path.Join(provider.RegistryHostsDir, host, "hosts.toml")
 	if !p.o.Runner.Note("write %s into every node of %s (plain HTTP to %s, pull and resolve)", file, name, addr) {
