@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -19,6 +20,7 @@ import (
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/internal/status"
 	"github.com/polykube/polykube/testbed"
+	"github.com/polykube/polykube/testbed/regserver"
 )
 
 // The upgrade scenario moves the shared fleet's operators to the previous release and then,
@@ -143,11 +145,15 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 			return err
 		}
 	} else {
+		// The Deployment Git's operator/ runs, rolled out (not one an earlier scenario installed).
+		if err := sc.awaitOperatorRollout(ctx, WaitConverge, first, ""); err != nil {
+			return err
+		}
 		ctr, err := sc.appliedOperatorContainer(ctx, first)
 		if err != nil {
 			return err
 		}
-		if u.version[VersionThis], err = sc.thisOperatorVersion(ctx, first, u.version[VersionPrevious]); err != nil {
+		if u.version[VersionThis], err = imageVersion(ctx, ctr.Image); err != nil {
 			return err
 		}
 		if u.git, err = sc.previousInGit(ctx, prev, u.version[VersionPrevious], ctr.Image); err != nil {
@@ -178,32 +184,22 @@ func (sc *Scenario) RunPreviousOperators(ctx context.Context) error {
 	return nil
 }
 
-// thisOperatorVersion is the version this tree's operator reports on the cluster's
-// ClusterMember, where it runs in the cluster (its image does not say). Right after an earlier
-// scenario moved the cluster back from the previous release, the ClusterMember can still show
-// the previous version until the new leader writes its own, so a version equal to previous is
-// waited out; one that stays is an error naming both.
-func (sc *Scenario) thisOperatorVersion(ctx context.Context, cluster, previous string) (string, error) {
-	c, err := sc.Clients.Admin(cluster)
+// imageVersion is the version the operator binary of an image reports (--version): the image
+// is pulled from its registry and its entrypoint run here. A ClusterMember's status cannot say
+// it: after an earlier scenario installed another release, it shows that release's version
+// until the restored operator's leader writes its own (k0s run, 2026-12-07: the upgrade then
+// expected v0.0.0-testbed.1 of this tree's operator, which reports dev).
+func imageVersion(ctx context.Context, image string) (string, error) {
+	dir, err := os.MkdirTemp("", "polykube-operator-version-")
 	if err != nil {
 		return "", err
 	}
-	var version string
-	err = Await(ctx, sc.Config.Wait(WaitConverge), fmt.Sprintf("the ClusterMember %s to report this tree's operator version (not the previous release's %s)", cluster, previous), func(ctx context.Context) error {
-		cm := &polykubev1alpha1.ClusterMember{}
-		if err := c.Get(ctx, client.ObjectKey{Name: cluster}, cm); err != nil {
-			return err
-		}
-		version = cm.Status.OperatorVersion
-		switch version {
-		case "":
-			return errors.New("status.operatorVersion is empty")
-		case previous:
-			return fmt.Errorf("status.operatorVersion is %q, the previous release's: either the operator of this tree has not written it yet or it reports the same version, and a skew would not show", version)
-		}
-		return nil
-	})
-	return version, err
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "polykube-operator")
+	if err := regserver.PullEntrypoint(ctx, image, "linux", runtime.GOARCH, bin); err != nil {
+		return "", fmt.Errorf("pull the operator of %s to ask its version: %w", image, err)
+	}
+	return binaryVersion(ctx, bin)
 }
 
 // MoveOperator moves the cluster's operator to the previous release's or this tree's (which),
