@@ -206,6 +206,13 @@ func overlay(src, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
+// InPreviousWorktree runs fn in a temporary git worktree of the previous release's commit (its
+// directory is fn's second argument) and removes the worktree afterwards, also when fn fails:
+// the test bed's upgrade scenario renders that release's operator base from it.
+func InPreviousWorktree(ctx context.Context, repoRoot string, out io.Writer, fn func(Previous, string) error) (Previous, error) {
+	return inPreviousWorktree(ctx, repoRoot, out, fn)
+}
+
 // inPreviousWorktree runs fn in a temporary git worktree of the previous release's commit and
 // removes the worktree afterwards, also when fn fails.
 func inPreviousWorktree(ctx context.Context, repoRoot string, out io.Writer, fn func(Previous, string) error) (Previous, error) {

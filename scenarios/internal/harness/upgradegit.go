@@ -1,14 +1,10 @@
 package harness
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -75,17 +71,16 @@ func (sc *Scenario) previousInGit(ctx context.Context, bin, version, thisImage s
 	}
 	image := repo + "@" + digest.String()
 
-	src, err := os.MkdirTemp("", "polykube-previous-base-")
-	if err != nil {
+	var files map[string][]byte
+	if _, err := release.InPreviousWorktree(ctx, root, io.Discard, func(prev release.Previous, src string) error {
+		var err error
+		files, err = datapath.OperatorRelease(filepath.Join(src, "gitops", "operator"), image)
+		if err != nil {
+			return fmt.Errorf("the operator base of the previous release (commit %s): %w", prev.Commit, err)
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	defer os.RemoveAll(src)
-	if err := extractCommit(ctx, root, prev.Commit, src, "gitops", "operator/config"); err != nil {
-		return nil, err
-	}
-	files, err := datapath.OperatorRelease(filepath.Join(src, "gitops", "operator"), image)
-	if err != nil {
-		return nil, fmt.Errorf("the operator base of the previous release (commit %s): %w", prev.Commit, err)
 	}
 	put := map[string][]byte{}
 	for f, data := range files {
@@ -98,48 +93,6 @@ func (sc *Scenario) previousInGit(ctx context.Context, bin, version, thisImage s
 		dir:   map[string]string{VersionPrevious: previousReleaseDir, VersionThis: gitrepo.OperatorDir},
 		image: map[string]string{VersionPrevious: image, VersionThis: thisImage},
 	}, nil
-}
-
-// extractCommit writes the paths of commit (files or directories) into dir, as `git archive`
-// gives them.
-func extractCommit(ctx context.Context, repo, commit, dir string, paths ...string) error {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", repo, "archive", "--format=tar", commit, "--"}, paths...)...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w\n%s(the previous release's commit must be in this clone: git fetch it)", strings.Join(cmd.Args, " "), err, stderr.String())
-	}
-	tr := tar.NewReader(&out)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(target, filepath.Clean(dir)+string(filepath.Separator)) {
-			return fmt.Errorf("git archive gave a path outside the tree: %s", h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(target, data, 0o644); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // moveInGit commits the cluster's operator kustomization naming the release which, then waits
