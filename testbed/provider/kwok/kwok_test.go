@@ -44,6 +44,22 @@ func binaries(t *testing.T) kwok.Binaries {
 		KubeControllerManager: b[toolchain.KubeControllerManager], KubeScheduler: b[toolchain.KubeScheduler], Etcd: b[toolchain.Etcd]}
 }
 
+// oneCluster is a topology of one on-premises kwok cluster with fakeNodes nodes.
+func oneCluster(t *testing.T, topName, cluster string, id, fakeNodes int) *topology.Topology {
+	t.Helper()
+	top, err := topology.Parse(fmt.Appendf(nil, `apiVersion: testbed.polykube.kismet.io/v1alpha1
+kind: Topology
+name: %s
+clusters:
+  - {name: %s, provider: onprem, region: fra, zone: fra-dc1, clusterID: %d, podCIDRs: [10.244.0.0/16], serviceCIDR: 10.98.0.0/16, fakeNodes: %d}
+addons: []
+`, topName, cluster, id, fakeNodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
 func TestBinaries_Validate(t *testing.T) {
 	g := gomega.NewWithT(t)
 	err := kwok.Binaries{Kwokctl: "/nonexistent/kwokctl"}.Validate()
@@ -58,14 +74,7 @@ func TestProvider_Lifecycle(t *testing.T) {
 	g := gomega.NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	top, err := topology.Parse([]byte(`apiVersion: testbed.polykube.kismet.io/v1alpha1
-kind: Topology
-name: kwok-test
-clusters:
-  - {name: onprem-fra, provider: onprem, region: fra, zone: fra-dc1, clusterID: 3, podCIDRs: [10.244.0.0/16], serviceCIDR: 10.98.0.0/16, fakeNodes: 2}
-addons: []
-`))
-	g.Expect(err).NotTo(gomega.HaveOccurred())
+	top := oneCluster(t, "kwok-test", "onprem-fra", 3, 2)
 	dir := t.TempDir()
 	p, err := kwok.New(provider.Options{Dir: dir, Topology: top}, bins)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -180,14 +189,7 @@ func TestProvider_PodIPsStayUniqueAcrossARestart(t *testing.T) {
 	g := gomega.NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	top, err := topology.Parse([]byte(`apiVersion: testbed.polykube.kismet.io/v1alpha1
-kind: Topology
-name: kwok-ips
-clusters:
-  - {name: ips, provider: onprem, region: fra, zone: fra-dc1, clusterID: 4, podCIDRs: [10.244.0.0/16], serviceCIDR: 10.98.0.0/16, fakeNodes: 1}
-addons: []
-`))
-	g.Expect(err).NotTo(gomega.HaveOccurred())
+	top := oneCluster(t, "kwok-ips", "ips", 4, 1)
 	p, err := kwok.New(provider.Options{Dir: t.TempDir(), Topology: top}, bins)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	t.Cleanup(func() { _ = p.Delete(context.Background(), "ips") })
