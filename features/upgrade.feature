@@ -13,11 +13,19 @@ Feature: Upgrading the operator in place, one cluster at a time
   operator's Deployment. On kwok an operator is a host process, so moving a cluster stops its
   operator and starts the other binary with the same identity, as that rollout would.
 
+  The fleet's Workloads take every kind the operator serves: weighted, an override, autoscaled,
+  bound to a datastore, and one that fails over. The failover Workload reads its peers' ready
+  endpoints from the slices mirrored into each cluster (Cilium's on kind and k0s, the test bed's
+  mesh mirror on kwok), so every move must leave its failover state as it was: nothing absorbed,
+  nothing waiting, in the clusters on either release.
+
   Background:
     Given a federation of the clusters "alpha", "beta" and "gamma"
 
+  @mesh-mirror
   Scenario: Moving every cluster from the previous release to this one restarts no pod
     Given every cluster runs the operator of the previous release
+    And every cluster's endpoints of global Services are mirrored into the others
     And a Workload "web" with strategy MultiCloudWeighted and 12 replicas in total, targeting:
       | cluster | weight |
       | alpha   | 50     |
@@ -48,6 +56,12 @@ Feature: Upgrading the operator in place, one cluster at a time
       | alpha   | 1        |
       | beta    | 1        |
       | gamma   | 1        |
+    And a Workload "backend" with strategy MultiCloudWeighted and 6 replicas in total, targeting:
+      | cluster | weight |
+      | alpha   | 1      |
+      | beta    | 1      |
+      | gamma   | 1      |
+    And the Workload "backend" fails over after 20s and gives back after 20s, with at most 2 extra replicas per cluster
     And cluster "alpha" has the Secret "checkout-db" with the keys "host" and "password"
     And cluster "beta" has the Secret "checkout-db" with the keys "host" and "password"
     And cluster "gamma" has the Secret "checkout-db" with the keys "host" and "password"
@@ -55,6 +69,8 @@ Feature: Upgrading the operator in place, one cluster at a time
     And I commit the Workload "shop" to Git
     And I commit the Workload "api" to Git
     And I commit the Workload "checkout" to Git
+    And I commit the Workload "backend" to Git
+    And the ServiceEndpoint "backend" for the Workload "backend" with affinity none is committed to Git
     And I apply to every cluster:
       """
       apiVersion: polykube.kismet.io/v1alpha1
@@ -87,6 +103,17 @@ Feature: Upgrading the operator in place, one cluster at a time
       | env         | secret      | key      |
       | DB_HOST     | checkout-db | host     |
       | DB_PASSWORD | checkout-db | password |
+    And the replicas of "backend" are:
+      | cluster | replicas |
+      | alpha   | 2        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    And every cluster sees through the mesh the ready replicas of "backend" in every other cluster
+    And the failover status of "backend" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 2    | 0     | -       | -       |
+      | beta    | 2    | 0     | -       | -       |
+      | gamma   | 2    | 0     | -       | -       |
     And polykube-status shows each cluster's operator version:
       | cluster | release  |
       | alpha   | previous |
@@ -105,6 +132,12 @@ Feature: Upgrading the operator in place, one cluster at a time
     And it exits with code 0 (healthy)
     And every cluster computed the same allocation for "web"
     And every cluster computed the same allocation for "api"
+    And every cluster computed the same allocation for "backend"
+    And the failover status of "backend" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 2    | 0     | -       | -       |
+      | beta    | 2    | 0     | -       | -       |
+      | gamma   | 2    | 0     | -       | -       |
 
     When cluster "beta" moves to the operator of this release
     Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
@@ -115,6 +148,12 @@ Feature: Upgrading the operator in place, one cluster at a time
       | gamma   | previous |
     And it exits with code 0 (healthy)
     And every cluster computed the same allocation for "web"
+    And every cluster computed the same allocation for "backend"
+    And the failover status of "backend" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 2    | 0     | -       | -       |
+      | beta    | 2    | 0     | -       | -       |
+      | gamma   | 2    | 0     | -       | -       |
 
     When cluster "gamma" moves to the operator of this release
     Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
@@ -128,6 +167,12 @@ Feature: Upgrading the operator in place, one cluster at a time
     And every cluster computed the same allocation for "shop"
     And every cluster computed the same allocation for "api"
     And every cluster computed the same allocation for "checkout"
+    And every cluster computed the same allocation for "backend"
+    And the failover status of "backend" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 2    | 0     | -       | -       |
+      | beta    | 2    | 0     | -       | -       |
+      | gamma   | 2    | 0     | -       | -       |
 
     When cluster "beta" moves to the operator of the previous release
     Then no pod restarted and no object was deleted, replaced or rewritten in any cluster
@@ -137,6 +182,11 @@ Feature: Upgrading the operator in place, one cluster at a time
       | beta    | previous |
       | gamma   | this     |
     And it exits with code 0 (healthy)
+    And the failover status of "backend" is:
+      | cluster | base | extra | absorbs | pending |
+      | alpha   | 2    | 0     | -       | -       |
+      | beta    | 2    | 0     | -       | -       |
+      | gamma   | 2    | 0     | -       | -       |
 
   # On the datapath the same moves are held to what a user sees: the global Service answers
   # every call, from every cluster, after each move. No backend pod or Service changes during a
