@@ -24,6 +24,11 @@ func failoverSteps(r *registry) {
 		}
 		return s.SetFailover(name, d, rt, surge)
 	}))
+	r.step(`^the Workload "([^"]*)" fails over and gives back after the tier's blip window, with at most (\d+%?) extra replicas per cluster$`, step2(func(s *harness.Scenario, ctx context.Context, name, surge string) error {
+		w := s.BlipWindow()
+		godog.Logf(ctx, "the blip window of this tier: detectAfter = returnAfter = %s", w)
+		return s.SetFailover(name, w, w, surge)
+	}))
 	r.step(`^once "([^"]*)" has been gone from the mesh for detectAfter, the replicas of "([^"]*)" are:$`, step3(func(s *harness.Scenario, ctx context.Context, cluster, workload string, table *godog.Table) error {
 		want, err := replicaTable(table)
 		if err != nil {

@@ -141,6 +141,26 @@ func (sc *Scenario) SetFailover(name string, detectAfter, returnAfter time.Durat
 	return nil
 }
 
+// Blip windows: the detectAfter and returnAfter a scenario gives a Workload to show that a peer
+// gone for a moment moves nothing. The window must outlast the peer's absence from the mesh view
+// with room to spare, and it is also how long the scenario then holds the replicas, so each tier
+// gets its own. With Cilium (kind, k0s) a stopped cluster is back in its peers' view a minute or
+// more after it starts again (Cilium reconnects and resyncs its backends). On kwok the test bed's
+// mesh mirror drops and restores it in about 15 s (CI runs: about 6 s to lose it, 10 s for the
+// API server to come back).
+const (
+	blipWindowDatapath = 180 * time.Second
+	blipWindowMirror   = 60 * time.Second
+)
+
+// BlipWindow is the blip window of the scenario's tier.
+func (sc *Scenario) BlipWindow() time.Duration {
+	if _, err := sc.Datapath(); err == nil {
+		return blipWindowDatapath
+	}
+	return blipWindowMirror
+}
+
 // failoverTiming is the Workload's detectAfter and returnAfter as the scenario defined them.
 func (sc *Scenario) failoverTiming(workload string) (placement.FailoverTiming, error) {
 	w, err := sc.Workload(workload)
