@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -267,6 +268,24 @@ func (sc *Scenario) RememberFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A Deployment still rolling out (a DatastoreBinding applied a moment ago changes its
+	// template) would delete its old pods after the record, and the first move would be
+	// blamed for it: record a fleet at rest.
+	if err := Await(ctx, sc.Config.Wait(WaitConverge), "every Deployment of the scenario to have rolled out in every cluster", func(ctx context.Context) error {
+		return sc.forEachCluster(ctx, sc.Fed.Clusters(), func(ctx context.Context, cl string, c client.Client) error {
+			deploys := &appsv1.DeploymentList{}
+			if err := c.List(ctx, deploys, client.InNamespace(sc.Namespace)); err != nil {
+				return err
+			}
+			pods := &corev1.PodList{}
+			if err := c.List(ctx, pods, client.InNamespace(sc.Namespace)); err != nil {
+				return err
+			}
+			return fleetAtRest(deploys.Items, pods.Items)
+		})
+	}); err != nil {
+		return err
+	}
 	u.fleet = map[string]ObjectSnapshot{}
 	pods := 0
 	for _, cl := range sc.Fed.Clusters() {
@@ -285,6 +304,30 @@ func (sc *Scenario) RememberFleet(ctx context.Context) error {
 		return errors.New("no pod runs in any cluster: the Workloads have not converged, so an upgrade would have nothing to restart")
 	}
 	return nil
+}
+
+// fleetAtRest says whether every Deployment has rolled out (its current template observed, every
+// replica of it updated and available, no replica of an older one left) and no pod of the
+// namespace is terminating (nil when all holds).
+func fleetAtRest(deploys []appsv1.Deployment, pods []corev1.Pod) error {
+	var errs []error
+	for _, d := range deploys {
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		st := d.Status
+		if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+			errs = append(errs, fmt.Errorf("Deployment %s rolling out: generation %d observed %d, %d replicas wanted, %d updated, %d available, %d in all",
+				d.Name, d.Generation, st.ObservedGeneration, want, st.UpdatedReplicas, st.AvailableReplicas, st.Replicas))
+		}
+	}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			errs = append(errs, fmt.Errorf("pod %s is terminating", p.Name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CheckFleetKept checks, for the hold wait, that every cluster still has exactly the pods and

@@ -95,11 +95,19 @@ func (sc *Scenario) previousInGit(ctx context.Context, bin, version, thisImage s
 	}, nil
 }
 
+// releaseWords names a release as the scenarios do: "this" or "the previous".
+func releaseWords(which string) string {
+	if which == VersionPrevious {
+		return "the previous"
+	}
+	return "this"
+}
+
 // moveInGit commits the cluster's operator kustomization naming the release which, then waits
 // until the operator Deployment has rolled out with that release's image.
 func (sc *Scenario) moveInGit(ctx context.Context, g *gitOperators, cluster, which string) error {
 	file := datapath.ClusterOperatorPath(cluster) + "/kustomization.yaml"
-	if _, err := sc.Fed.Git().Commit(ctx, fmt.Sprintf("cluster %s runs the %s operator release (%s)", cluster, which, g.dir[which]),
+	if _, err := sc.Fed.Git().Commit(ctx, fmt.Sprintf("cluster %s runs the operator of %s release (%s)", cluster, releaseWords(which), g.dir[which]),
 		map[string][]byte{file: datapath.ClusterOperatorKustomization(cluster, g.dir[which])}, nil); err != nil {
 		return fmt.Errorf("move cluster %q to the %s operator in Git: %w", cluster, which, err)
 	}
