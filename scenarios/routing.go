@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/cucumber/godog"
 	"k8s.io/utils/ptr"
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
@@ -56,17 +58,23 @@ func routingSteps(r *registry) {
 		if err := s.CommitManifest(ctx, "ServiceEndpoint", name, se); err != nil {
 			return err
 		}
+		start := time.Now()
 		if err := s.AwaitDelivered(ctx, s.Fed.Clusters(), s.Config.Wait(harness.WaitDelivery)); err != nil {
 			return err
 		}
+		delivered := time.Since(start)
 		// A story whose failover starts at once (a peer the others cannot see from the
 		// start) never runs the plain allocation: it waits for what it tells instead.
 		if notAwaited != "" {
+			godog.Logf(ctx, "the ServiceEndpoint %q: applied by Flux in every cluster %s after the commit", name, delivered.Round(100*time.Millisecond))
 			return nil
 		}
 		// The calls count the backends Cilium holds against the ready endpoints: every
 		// slice must be ready first, or one still starting looks left out by the mesh.
-		return s.AwaitAllocated(ctx, workload)
+		err := s.AwaitAllocated(ctx, workload)
+		godog.Logf(ctx, "the ServiceEndpoint %q: applied by Flux in every cluster %s after the commit, the Workload %q allocated and ready %s after that",
+			name, delivered.Round(100*time.Millisecond), workload, (time.Since(start) - delivered).Round(100*time.Millisecond))
+		return err
 	}))
 	r.step(`^a client in cluster "([^"]*)" calls the Service "([^"]*)" (\d+) times$`, func(ctx context.Context, cluster, service string, n int) (context.Context, error) {
 		s, err := scenario(ctx)
