@@ -6,7 +6,10 @@
 // changes cause (BenchmarkForeignObjects, goal 0); and what one cluster costs as the roster grows
 // from 3 to ClusterMesh's 511 members, with the peers' endpoints churning (BenchmarkFleetSize,
 // goal 2: reconcile CPU and bytes per status write, status writes caused by peer churn, writes
-// for one member added). `make bench` runs them:
+// for one member added); and the operator at W Workloads (POLYKUBE_BENCH_W, default 10,000) in a
+// cluster whose foreign Deployments and EndpointSlices churn, against a plain client making its
+// writes, at 1,000 and at W (BenchmarkConvergeAtScale, issue 40 goal 1: T / plain <= 1.2,
+// T(W)/T(1,000) <= 1.1 × W/1,000). `make bench` runs them:
 //
 //	go test -run='^$' -bench=. ./operator/...
 package bench

@@ -64,11 +64,11 @@ var foreignEnv optest.Env
 // has seen the whole churn; its own reconcile is the one expected. Figures are printed, not
 // asserted.
 func BenchmarkForeignObjects(b *testing.B) {
-	base, c := foreignEnv.Start(b)
+	base, shared := foreignEnv.Start(b)
 	ctx := context.Background()
 	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = -1, 0
-	c, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: shared.Scheme()})
 	if err != nil {
 		b.Fatal(err)
 	}
