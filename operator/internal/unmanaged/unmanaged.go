@@ -12,7 +12,8 @@
 //   - an HPA Polykube did not make that scales a Workload's Deployment (kubectl autoscale,
 //     KEDA): the operator leaves the replicas to it (workload/foreignhpa.go).
 //
-// This package's cache answers both with as little as the checks read: of every Deployment and
+// This package's cache answers both with as little as the checks read, and only for the objects
+// without Polykube's label (NotManaged, filtered by the API server): of each Deployment and
 // Service, metadata only (PartialObjectMetadata: the API server sends no spec or status), cut
 // down to the identity (Identity: name, namespace, UID, the managed-by label, the controller
 // reference); of every HPA, that identity and its scaleTargetRef. An object costs a few
@@ -36,7 +37,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -102,10 +105,29 @@ func Transform(in any) (any, error) {
 	return in, nil
 }
 
+// NotManaged selects the objects that do not carry Polykube's label (without the label, or
+// with another value): the complement of the manager's cache (setup.ManagedSelector).
+func NotManaged() labels.Selector {
+	req, err := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.NotEquals, []string{polykubev1alpha1.ManagedByValue})
+	if err != nil {
+		panic(fmt.Sprintf("the managed-by label requirement is invalid: %v", err)) // constants: cannot happen
+	}
+	return labels.NewSelector().Add(*req)
+}
+
 // NewCache returns the cache of foreign objects, with the manager's HTTP client, scheme and
 // REST mapper in o. Add it to the manager with mgr.Add(AsManagerCache(c)).
+//
+// It lists and watches only what NotManaged selects: the API server filters Polykube's own
+// objects out, which the manager's cache holds in full anyway. Without the selector every
+// Deployment (and HPA) the operator creates would also be listed at start-up, sent as a watch
+// event, decoded and kept here, and each reconcile of an autoscaled Workload would copy its
+// namespace's Polykube HPAs (foreignHPAs): O(W) per Workload at W Workloads. An object whose
+// label is removed by hand enters this cache (the watch sends it as added), as an object in a
+// Workload's way must.
 func NewCache(cfg *rest.Config, o cache.Options) (cache.Cache, error) {
 	o.DefaultTransform = Transform
+	o.DefaultLabelSelector = NotManaged()
 	c, err := cache.New(cfg, o)
 	if err != nil {
 		return nil, fmt.Errorf("create the cache of the objects Polykube did not make: %w", err)

@@ -34,7 +34,8 @@ func (r *Reconciler) foreignOwner(ctx context.Context, key client.ObjectKey) (st
 		return "", fmt.Errorf("check whether Service %s exists that Polykube did not make: %w", key, err)
 	}
 	if unmanaged.Managed(svc) {
-		// Polykube's, and not yet in the manager's cache: the create that follows says so.
+		// Polykube's: the manager's cache reports it (the cache of foreign objects holds none of
+		// them; this reader is the client itself only in unit tests).
 		return "", nil
 	}
 	return DescribeOwner(svc), nil
