@@ -213,7 +213,7 @@ func bareManager(b *testing.B, cfg *rest.Config, byObject map[client.Object]cach
 		&polykubev1alpha1.ClusterMember{}, &polykubev1alpha1.Federation{},
 	})
 	if extra != nil {
-		start(cache.Options{DefaultTransform: unmanaged.Transform}, extra)
+		start(cache.Options{DefaultTransform: unmanaged.Transform, DefaultLabelSelector: unmanaged.NotManaged()}, extra)
 	}
 	return memNow(b)
 }

@@ -66,6 +66,7 @@ func BenchmarkConvergeAtScale(b *testing.B) {
 	created := time.Since(start)
 
 	stop := churn(b, c, noise, scaleW)
+	b.Cleanup(func() { stop() }) // also when a wait fails
 	small := convergeAt(b, cfg, c, count)
 	large := convergeAt(b, cfg, c, scaleW)
 	changed := stop()
@@ -138,7 +139,7 @@ func convergeAt(b *testing.B, cfg *rest.Config, c client.WithWatch, n int) scale
 func churn(b *testing.B, c client.Client, ns string, n int) func() int {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var changed atomic.Int64
+	var changed, failed atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(time.Second / churnPerSecond)
@@ -161,15 +162,18 @@ func churn(b *testing.B, c client.Client, ns string, n int) func() int {
 				patch := client.RawPatch(client.Merge.Type(), fmt.Appendf(nil, `{"metadata":{"labels":{"revision":%q}}}`, rev))
 				if err := c.Patch(ctx, obj, patch); err == nil {
 					changed.Add(1)
-				} else if ctx.Err() == nil {
+				} else if ctx.Err() == nil && failed.Add(1) <= 5 {
 					b.Logf("churn: patch %T %s: %v", obj, key, err)
 				}
 			}
 		}
 	})
+	var once sync.Once
 	return func() int {
-		cancel()
-		wg.Wait()
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+		})
 		return int(changed.Load())
 	}
 }
