@@ -198,7 +198,7 @@ func createRoster(b *testing.B, c client.Client) {
 // operator's number of workers, and returns the mean latency of its writes. The Workloads are
 // applied before the clock starts, and everything is deleted afterwards so that the operator
 // started later never sees them.
-func plainWrites(b *testing.B, cfg *rest.Config, c client.Client, n int) (time.Duration, []string) {
+func plainWrites(b *testing.B, cfg *rest.Config, c client.WithWatch, n int) (time.Duration, []string) {
 	b.Helper()
 	ctx := context.Background()
 	ns := optest.Namespace(b, c, "plain")
@@ -223,7 +223,13 @@ func plainWrites(b *testing.B, cfg *rest.Config, c client.Client, n int) (time.D
 		}
 		wls[idx] = &list.Items[i]
 	}
+	// The operator is timed until the benchmark's watch has seen every Deployment, then every
+	// status; so is the plain client, with the same watch running beside its writes.
 	start := time.Now()
+	seen := make(chan error, 1)
+	go func() {
+		seen <- watchUntil(c, &appsv1.DeploymentList{}, ns, n, func(client.Object) bool { return true })
+	}()
 	parallel(b, n, reconcileWorkers, func(i int) error {
 		wl := wls[i]
 		d := deployment(ns, i)
@@ -237,6 +243,10 @@ func plainWrites(b *testing.B, cfg *rest.Config, c client.Client, n int) (time.D
 		wl.Status = representativeStatus(wl)
 		return pc.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
+	if err := <-seen; err != nil {
+		b.Fatalf("plain writes: waiting for their Deployments: %v", err)
+	}
+	waitForStatuses(b, c, ns, n)
 	took := time.Since(start)
 	deleteAll(b, c, ns)
 	return took, counter.WriteLatencies()
@@ -398,17 +408,25 @@ func poll(b *testing.B, what string, done func(context.Context) (bool, error)) {
 	}
 }
 
-// waitFor waits until n objects of list's kind in namespace ns satisfy done, following one
-// watch from one LIST. It does not LIST again and again: at W = 10,000 a LIST every 50 ms would
-// be the heaviest load on the API server while the operator is timed, a load the plain client
-// it is compared with does not have. A watch that ends early is resumed from a new LIST.
+// waitFor waits until n objects of list's kind in namespace ns satisfy done (watchUntil).
 func waitFor(b *testing.B, c client.WithWatch, what string, list client.ObjectList, ns string, n int, done func(client.Object) bool) {
 	b.Helper()
+	if err := watchUntil(c, list, ns, n, done); err != nil {
+		b.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// watchUntil returns once n objects of list's kind in namespace ns satisfy done, following one
+// watch from one LIST. It does not LIST again and again: at W = 10,000 a LIST every 50 ms would
+// be the heaviest load on the API server while the operator is timed. The plain client is timed
+// with the same watch running (plainWrites), so both carry the same observer. A watch that ends
+// early is resumed from a new LIST.
+func watchUntil(c client.WithWatch, list client.ObjectList, ns string, n int, done func(client.Object) bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), convergeTimeout(n))
 	defer cancel()
 	for {
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			b.Fatalf("waiting for %s: %v", what, err)
+			return err
 		}
 		met := map[string]bool{}
 		if err := meta.EachListItem(list, func(o apiruntime.Object) error {
@@ -417,14 +435,14 @@ func waitFor(b *testing.B, c client.WithWatch, what string, list client.ObjectLi
 			}
 			return nil
 		}); err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if len(met) >= n {
-			return
+			return nil
 		}
 		w, err := c.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()}})
 		if err != nil {
-			b.Fatalf("waiting for %s: watch: %v", what, err)
+			return fmt.Errorf("watch: %w", err)
 		}
 		for ev := range w.ResultChan() {
 			obj, ok := ev.Object.(client.Object)
@@ -438,12 +456,12 @@ func waitFor(b *testing.B, c client.WithWatch, what string, list client.ObjectLi
 			}
 			if len(met) >= n {
 				w.Stop()
-				return
+				return nil
 			}
 		}
 		w.Stop()
 		if ctx.Err() != nil {
-			b.Fatalf("waiting for %s: %d after %v", what, len(met), convergeTimeout(n))
+			return fmt.Errorf("%d after %v", len(met), convergeTimeout(n))
 		}
 	}
 }
