@@ -1,4 +1,4 @@
-@datapath
+@datapath @routing
 Feature: Routing through the global service
   With Cilium ClusterMesh connecting the members, a client in any cluster calls the global
   Service by its ordinary name and is answered by backends in every cluster that runs replicas.

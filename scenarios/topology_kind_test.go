@@ -61,6 +61,20 @@ func TestTopologyKindMisnamed_DiffersOnlyByGammasMeshName(t *testing.T) {
 	g.Expect(plan.toRun).To(Equal(want))
 }
 
+// topology-kind-isolated.yaml is topology-kind.yaml on networks that share nothing: the same
+// clusters and add-ons, each cluster on its own network, joined by the WireGuard overlay.
+func TestTopologyKindIsolated_DiffersOnlyByItsNetwork(t *testing.T) {
+	g := NewWithT(t)
+	kind, err := topology.Load("topology-kind.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	isolated, err := topology.Load("topology-kind-isolated.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(isolated.Isolated()).To(BeTrue())
+	g.Expect(isolated.Overlay).To(Equal(topology.OverlayWireGuard))
+	isolated.Network, isolated.Overlay, isolated.OverlayPort, isolated.OverlayCIDR = kind.Network, "", 0, ""
+	g.Expect(isolated).To(Equal(kind))
+}
+
 // On kind the plan runs the @datapath scenarios that kwok reports as not run, and everything
 // the kwok plan runs: the @mesh-mirror ones too, with Cilium's own endpoint-slice
 // synchronisation in place of the mirror (so no add-on), and the install ones (@registry) with

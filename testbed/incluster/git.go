@@ -36,6 +36,10 @@ func (b *Bed) gateway(ctx context.Context) (string, error) {
 			break
 		}
 	}
+	if gw == "" && b.env.Runner.DryRun() {
+		// A network the plan has not created yet (an isolated topology's own networks).
+		return "<gateway of " + network + ">", nil
+	}
 	if gw == "" {
 		return "", fmt.Errorf("Docker network %s has no IPv4 gateway (docker network inspect said %q)", network, strings.TrimSpace(string(out)))
 	}

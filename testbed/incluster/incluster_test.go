@@ -313,3 +313,44 @@ func TestRegistry_IsTheAddressTheNodesTrust(t *testing.T) {
 	g.Expect(addr).To(Equal("172.18.0.1:40123"))
 	g.Expect(out.String()).To(ContainSubstring("write /etc/containerd/certs.d/" + addr + "/hosts.toml into every node of onprem-fra"))
 }
+
+// On an isolated topology (issue 38) the plan starts the overlay before Cilium, gives Cilium
+// the overlay interface's MTU, and lists every peer's clustermesh-apiserver at the peer's
+// overlay address (host N of the overlay CIDR, N its cluster ID): the one address of another
+// cluster that a node reaches. The Git server and the registry listen on the first cluster's
+// network gateway, an address of this host that every cluster's nodes reach through their own.
+func TestUp_DryRunPlan_IsolatedMeshesThroughTheOverlay(t *testing.T) {
+	g := NewWithT(t)
+	top := topology.Default()
+	top.Provider, top.Network, top.Overlay = topology.ProviderKind, topology.NetworkIsolated, topology.OverlayWireGuard
+	top.Addons = append(top.Addons, topology.AddonRegistry)
+	for i := range top.Clusters {
+		top.Clusters[i].Provider = topology.ProviderKind
+	}
+	top.SetDefaults()
+	g.Expect(top.Validate()).To(Succeed())
+	b, _, out := dryRun(t, Options{Topology: top, Images: datapath.ImagesLocal})
+	g.Expect(b.Up(context.Background())).To(Succeed(), out.String())
+	plan := out.String()
+
+	overlayAt := strings.Index(plan, " • Starting the WireGuard overlay on every node")
+	g.Expect(overlayAt).To(BeNumerically(">", 0), plan)
+	g.Expect(overlayAt).To(BeNumerically("<", strings.Index(plan, " • Installing Cilium")), "the overlay is up before Cilium")
+	g.Expect(strings.Count(plan, "  #   MTU: 1440\n")).To(Equal(len(top.Clusters)), "every Cilium takes the WireGuard interface's MTU")
+
+	overlayAddr := map[string]string{}
+	for _, c := range top.Clusters {
+		overlayAddr[c.Name] = fmt.Sprintf("100.96.0.%d", c.ClusterID)
+	}
+	installs := helmInstalls(t, plan)
+	g.Expect(installs).To(HaveLen(len(top.Clusters)))
+	for _, in := range installs {
+		g.Expect(in.values.ClusterMesh.Config.Clusters).To(HaveLen(len(top.Clusters) - 1))
+		for _, p := range in.values.ClusterMesh.Config.Clusters {
+			g.Expect(p.IPs).To(Equal([]string{overlayAddr[p.Name]}), "%s reaches %s's clustermesh-apiserver at its overlay address", in.context, p.Name)
+		}
+	}
+	first := top.Clusters[0].Name
+	g.Expect(plan).To(ContainSubstring("serve-git --root /run/polykube/git --listen <gateway of " + first + "-net>:<port>"))
+	g.Expect(plan).To(ContainSubstring("start the registry (toolchain registry) on <gateway of " + first + "-net>:<port>"))
+}

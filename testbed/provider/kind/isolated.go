@@ -184,18 +184,33 @@ func internetFirewallScript(addr string, port int) string {
 	return b.String()
 }
 
+// overlayAddress is a cluster's address on the overlay of an isolated topology: host N of
+// the overlay CIDR, N its cluster ID (overlay.OverlayAddress), as the agent on its node takes it.
+func (p *Provider) overlayAddress(cluster string) (netip.Addr, error) {
+	top := p.opts.Topology
+	c := top.Cluster(cluster)
+	if c == nil {
+		return netip.Addr{}, fmt.Errorf("cluster %s is not in topology %s", cluster, top.Name)
+	}
+	cidr, err := netip.ParsePrefix(top.OverlayCIDR)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("topology %s: overlayCIDR %q: %w", top.Name, top.OverlayCIDR, err)
+	}
+	a, err := overlay.OverlayAddress(cidr, c.ClusterID)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	return a, nil
+}
+
 // isolatedNodes are the nodes of a cluster of an isolated topology with their internet
 // addresses (kind's node.IP refuses a node on two networks) and the cluster's overlay address
 // as the address to probe.
 func (p *Provider) isolatedNodes(ctx context.Context, cluster string, ns []nodes.Node) ([]node, error) {
 	top := p.opts.Topology
 	probe := ""
-	if c := top.Cluster(cluster); c != nil && top.OverlayCIDR != "" {
-		if cidr, err := netip.ParsePrefix(top.OverlayCIDR); err == nil {
-			if a, err := overlay.OverlayAddress(cidr, c.ClusterID); err == nil {
-				probe = a.String()
-			}
-		}
+	if a, err := p.overlayAddress(cluster); err == nil {
+		probe = a.String()
 	}
 	out := make([]node, 0, len(ns))
 	for _, n := range ns {

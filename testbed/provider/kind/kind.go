@@ -450,8 +450,17 @@ func (p *Provider) APIServerEndpoint(name string) (string, int) {
 
 // NodeAddresses are the IPv4 addresses of a cluster's control-plane container on the kind
 // network: where the other clusters' Cilium agents reach its clustermesh-apiserver NodePort.
-// Docker may give a restarted container another address, so ask again after a Start.
+// Docker may give a restarted container another address, so ask again after a Start. On an
+// isolated topology it is the cluster's overlay address, the one address of it the other
+// clusters reach (through the WireGuard overlay), which a restart does not change.
 func (p *Provider) NodeAddresses(ctx context.Context, name string) ([]string, error) {
+	if p.isolated() {
+		a, err := p.overlayAddress(name)
+		if err != nil {
+			return nil, err
+		}
+		return []string{a.String()}, nil
+	}
 	network := ClusterNetwork(p.opts.Topology, name)
 	out, err := p.o.Runner.Run(ctx, execx.Command("docker", "inspect", "--format",
 		fmt.Sprintf(`{{with index .NetworkSettings.Networks %q}}{{.IPAddress}}{{end}}`, network), ControlPlane(name)))
