@@ -28,6 +28,24 @@ Feature: Routing through the global service
     Then every call is answered
     And every answer comes from cluster "beta"
 
+  # 1 MiB answers are hundreds of full-size segments each: on a path whose MTU is smaller than
+  # the one Cilium was given (an overlay's WireGuard header on top of Cilium's VXLAN) they would
+  # stall or stop short, while the small answers of the other scenarios pass. Every byte is
+  # checked; the figures (time per call, throughput) are printed for the report.
+  @mtu
+  Scenario: Large answers cross between clusters whole
+    Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
+    When I commit to Git the Workload "echo" with cluster "alpha" at 0 replicas
+    And the replicas of "echo" are:
+      | cluster | replicas |
+      | alpha   | 0        |
+      | beta    | 2        |
+      | gamma   | 2        |
+    And a client in cluster "alpha" fetches 20 answers of 1024 KiB each from the Service "echo"
+    Then every answer arrives whole
+    And answers come from each of the clusters "beta" and "gamma"
+    And no answer comes from cluster "alpha"
+
   Scenario: A global Service with replicas in two clusters is answered by both, from every cluster
     Given the ServiceEndpoint "echo" for the Workload "echo" with affinity none is committed to Git
     When I commit to Git the Workload "echo" with cluster "gamma" at 0 replicas

@@ -12,6 +12,7 @@ import (
 
 	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 	"github.com/polykube/polykube/scenarios/internal/harness"
+	"github.com/polykube/polykube/testbed/datapath"
 )
 
 type answersKey struct{}
@@ -91,6 +92,42 @@ func routingSteps(r *registry) {
 		}
 		return context.WithValue(ctx, answersKey{}, answers), nil
 	})
+	r.step(`^a client in cluster "([^"]*)" fetches (\d+) answers of (\d+) KiB each from the Service "([^"]*)"$`, func(ctx context.Context, cluster string, n, kib int, service string) (context.Context, error) {
+		s, err := scenario(ctx)
+		if err != nil {
+			return ctx, err
+		}
+		dp, err := s.Datapath()
+		if err != nil {
+			return ctx, err
+		}
+		run := payloadRun{from: cluster, service: service, bytes: int64(kib) << 10}
+		run.calls, err = s.CallPayloadSynced(ctx, dp, cluster, service, probePort, n, run.bytes)
+		if err != nil {
+			return ctx, fmt.Errorf("fetch from %s in cluster %q: %w", service, cluster, err)
+		}
+		answers := make([]string, len(run.calls))
+		for i, c := range run.calls {
+			if c.Error == "" && c.Bytes == run.bytes {
+				answers[i] = c.Cluster
+			}
+		}
+		ctx = context.WithValue(ctx, answersKey{}, answers)
+		return context.WithValue(ctx, payloadKey{}, run), nil
+	})
+	r.step(`^every answer arrives whole$`, func(ctx context.Context) error {
+		run, ok := ctx.Value(payloadKey{}).(payloadRun)
+		if !ok {
+			return fmt.Errorf("no answers were fetched in this scenario; add \"When a client in cluster … fetches … answers of … KiB each from the Service …\"")
+		}
+		line, err := run.check()
+		if err != nil {
+			return err
+		}
+		fmt.Print(line)
+		godog.Logf(ctx, "%s", line)
+		return nil
+	})
 	r.step(`^every call is answered$`, func(ctx context.Context) error {
 		answers, err := lastAnswers(ctx)
 		if err != nil {
@@ -141,6 +178,41 @@ func routingSteps(r *registry) {
 		}
 		return nil
 	})
+}
+
+type payloadKey struct{}
+
+// payloadRun is one client's fetches of answers that carry a payload.
+type payloadRun struct {
+	from, service string
+	bytes         int64
+	calls         []datapath.CallRecord
+}
+
+// check fails unless every call's payload arrived whole, and gives the figures: by cluster,
+// the time per call and the throughput (a new connection per call, so each starts slow).
+func (p payloadRun) check() (string, error) {
+	var failed []string
+	var secs []float64
+	var answers []string
+	for _, c := range p.calls {
+		switch {
+		case c.Error != "":
+			failed = append(failed, fmt.Sprintf("call %d: %s", c.N, c.Error))
+		case c.Bytes != p.bytes:
+			failed = append(failed, fmt.Sprintf("call %d (from %s): %d of %d bytes", c.N, c.Cluster, c.Bytes, p.bytes))
+		default:
+			secs = append(secs, c.Seconds)
+			answers = append(answers, c.Cluster)
+		}
+	}
+	if len(failed) > 0 {
+		return "", fmt.Errorf("%d of %d answers of %d bytes did not arrive whole in %s: %s", len(failed), len(p.calls), p.bytes, p.from, strings.Join(failed, "; "))
+	}
+	slices.Sort(secs)
+	med := secs[len(secs)/2]
+	return fmt.Sprintf("payload: %d answers of %d KiB from the Service %s to a client in %s, every one whole; by cluster %s; per call %.0f ms median (%.0f–%.0f), %.1f MiB/s at the median\n",
+		len(p.calls), p.bytes>>10, p.service, p.from, tally(answers), med*1000, secs[0]*1000, secs[len(secs)-1]*1000, float64(p.bytes)/(1<<20)/med), nil
 }
 
 func lastAnswers(ctx context.Context) ([]string, error) {

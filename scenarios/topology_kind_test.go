@@ -126,7 +126,7 @@ func TestPlanRun_KindRunsTheDatapathFeatures(t *testing.T) {
 			routing++
 		}
 	}
-	g.Expect(routing).To(Equal(6))
+	g.Expect(routing).To(Equal(7))
 	// The install features run on kind, as on kwok: the operator's rollout is the install.
 	var install int
 	for _, p := range pickles {

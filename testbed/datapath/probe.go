@@ -70,6 +70,32 @@ func ProbeJob(namespace, service string, n int, image string) *batchv1.Job {
 		"/polykube-echo", "call", "--url", ProbeURL(namespace, service), "--count", strconv.Itoa(n), "--timeout", "2s")
 }
 
+// PayloadJob is a Job whose pod calls the global Service n times, as ProbeJob does, each answer
+// carrying bytes bytes after its first line, checked byte by byte: a call across clusters large
+// enough to need many full-size segments, which a tunnel with too large an MTU would lose.
+func PayloadJob(namespace, service string, n int, bytes int64, image string) *batchv1.Job {
+	return clientJob(namespace, "polykube-payload-"+service+"-", image,
+		"/polykube-echo", "call", "--url", ProbeURL(namespace, service), "--count", strconv.Itoa(n),
+		"--bytes", strconv.FormatInt(bytes, 10), "--timeout", "60s")
+}
+
+// CallPayload runs PayloadJob in the cluster and returns every call's record.
+func CallPayload(ctx context.Context, e *Env, cluster, namespace, service string, n int, bytes int64) ([]CallRecord, error) {
+	m, err := e.Member(cluster)
+	if err != nil {
+		return nil, err
+	}
+	job := PayloadJob(namespace, service, n, bytes, e.PolykubeImage())
+	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
+		return nil, nil
+	}
+	log, err := runJob(ctx, e, m, job)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallRecords(log, n)
+}
+
 // GitReachJob is a Job that fetches the Git server's smart-HTTP entry point once, as Flux's
 // source-controller will, from a pod of the cluster it runs in.
 func GitReachJob(namespace, gitURL, image string) *batchv1.Job {

@@ -14,14 +14,32 @@ type CallRecord struct {
 	N       int    `json:"call"`
 	Cluster string `json:"cluster,omitempty"`
 	Pod     string `json:"pod,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Bytes and Seconds are given for a call that asked for a payload: the bytes that arrived
+	// whole (checked byte by byte), and the time from the request to the last of them.
+	Bytes   int64   `json:"bytes,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // ParseCalls reads the echo client's output (one JSON Call per line) and returns the answers
 // in call order: the answering cluster, or "" for a call that failed. It fails unless there
 // is exactly one line per call 0..want-1.
 func ParseCalls(out string, want int) ([]string, error) {
+	recs, err := ParseCallRecords(out, want)
+	if err != nil {
+		return nil, err
+	}
 	answers := make([]string, want)
+	for i, r := range recs {
+		answers[i] = r.Cluster
+	}
+	return answers, nil
+}
+
+// ParseCallRecords reads the echo client's output as ParseCalls does and returns every call's
+// record in call order.
+func ParseCallRecords(out string, want int) ([]CallRecord, error) {
+	recs := make([]CallRecord, want)
 	seen := make([]bool, want)
 	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.TrimSpace(line) == "" {
@@ -38,12 +56,12 @@ func ParseCalls(out string, want int) ([]string, error) {
 			return nil, fmt.Errorf("line %d: call %d has neither a cluster nor an error", i+1, c.N)
 		}
 		seen[c.N] = true
-		answers[c.N] = c.Cluster
+		recs[c.N] = c
 	}
 	if missing := slices.Index(seen, false); missing >= 0 {
 		return nil, fmt.Errorf("the echo client reported no result for call %d of %d", missing, want)
 	}
-	return answers, nil
+	return recs, nil
 }
 
 // Tally counts the answers per cluster.

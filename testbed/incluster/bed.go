@@ -202,6 +202,12 @@ func (b *Bed) Backends(ctx context.Context, cluster, namespace, service string, 
 	return datapath.ServiceBackends(ctx, b.env, cluster, namespace, service, port)
 }
 
+// CallPayload runs the bed's probe in the cluster, each answer carrying bytes bytes, and returns
+// every call's record.
+func (b *Bed) CallPayload(ctx context.Context, cluster, namespace, service string, n int, bytes int64) ([]datapath.CallRecord, error) {
+	return datapath.CallPayload(ctx, b.env, cluster, namespace, service, n, bytes)
+}
+
 // Call runs the bed's probe in the cluster and returns who answered each call.
 func (b *Bed) Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error) {
 	return datapath.Call(ctx, b.env, cluster, namespace, service, n)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/polykube/polykube/internal/meshview"
+	"github.com/polykube/polykube/testbed/datapath"
 )
 
 // Datapath is what a federation with the datapath capability offers on top of Federation:
@@ -24,6 +25,10 @@ type Datapath interface {
 	// Call makes n requests from a client pod in cluster to namespace/service and returns the
 	// answers in order: the answering cluster's name, or "" for a request that failed.
 	Call(ctx context.Context, cluster, namespace, service string, n int) ([]string, error)
+	// CallPayload makes n requests as Call does, each answer carrying bytes bytes checked byte
+	// by byte, and returns every call's record (who answered, the bytes that arrived whole, the
+	// time to the last of them, or the error).
+	CallPayload(ctx context.Context, cluster, namespace, service string, n int, bytes int64) ([]datapath.CallRecord, error)
 	// Backends is the number of active backends every Cilium agent of cluster holds for the
 	// ClusterIP of namespace/service on port (the least over the agents).
 	Backends(ctx context.Context, cluster, namespace, service string, port int32) (int, error)
@@ -51,8 +56,17 @@ func (sc *Scenario) Datapath() (Datapath, error) {
 // judged earlier could race ClusterMesh's synchronisation (a peer's backends not there yet,
 // or a stopped peer's still there). The wait is bounded by the converge wait.
 func (sc *Scenario) CallSynced(ctx context.Context, dp Datapath, cluster, service string, port int32, n int) ([]string, error) {
+	if err := sc.awaitBalanced(ctx, dp, cluster, service, port); err != nil {
+		return nil, err
+	}
+	return dp.Call(ctx, cluster, sc.Namespace, service, n)
+}
+
+// awaitBalanced waits until the cluster's Cilium balances service over the backends the mesh
+// gives it.
+func (sc *Scenario) awaitBalanced(ctx context.Context, dp Datapath, cluster, service string, port int32) error {
 	what := fmt.Sprintf("Cilium in %q to balance %s over the backends the mesh gives it", cluster, service)
-	err := Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
+	return Await(ctx, sc.Config.Wait(WaitConverge), what, func(ctx context.Context) error {
 		want, why, err := sc.expectedBackends(ctx, cluster, service)
 		if err != nil {
 			return err
@@ -66,10 +80,15 @@ func (sc *Scenario) CallSynced(ctx context.Context, dp Datapath, cluster, servic
 		}
 		return nil
 	})
-	if err != nil {
+}
+
+// CallPayloadSynced is CallSynced for calls whose answers carry bytes bytes each: it waits for
+// the cluster's Cilium to balance over the backends the mesh gives it, then calls.
+func (sc *Scenario) CallPayloadSynced(ctx context.Context, dp Datapath, cluster, service string, port int32, n int, bytes int64) ([]datapath.CallRecord, error) {
+	if err := sc.awaitBalanced(ctx, dp, cluster, service, port); err != nil {
 		return nil, err
 	}
-	return dp.Call(ctx, cluster, sc.Namespace, service, n)
+	return dp.CallPayload(ctx, cluster, sc.Namespace, service, n, bytes)
 }
 
 // expectedBackends counts the backends the cluster's Cilium should balance service over: the

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestCall_NewConnectionPerCall(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	var out bytes.Buffer
-	g.Expect(call(context.Background(), &out, srv.URL, 5, time.Second)).To(Succeed())
+	g.Expect(call(context.Background(), &out, srv.URL, 5, time.Second, 0)).To(Succeed())
 	g.Expect(newConns.Load()).To(BeEquivalentTo(5), "every call opens its own connection, so every call is balanced anew")
 }
 
@@ -104,4 +105,62 @@ func TestReach(t *testing.T) {
 	g.Expect(l.Close()).To(Succeed())
 	g.Expect(run(ctx, []string{"reach", "--url", "http://" + addr + "/", "--timeout", "2s"}, &out, nil)).To(MatchError(ContainSubstring("connection refused")))
 	g.Expect(run(ctx, []string{"reach"}, &out, nil)).To(MatchError(ContainSubstring("needs --url")))
+}
+
+func TestCall_PayloadArrivesWholeOrTheCallFails(t *testing.T) {
+	g := NewWithT(t)
+	h, err := handler("beta", "echo-b")
+	g.Expect(err).NotTo(HaveOccurred())
+	const size = 1<<20 + 17
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	var out bytes.Buffer
+	g.Expect(run(context.Background(), []string{"call", "--url", srv.URL + "/", "--count", "3", "--bytes", strconv.Itoa(size)}, &out, nil)).To(Succeed())
+	recs, err := datapath.ParseCallRecords(out.String(), 3)
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	for _, r := range recs {
+		g.Expect(r.Error).To(BeEmpty())
+		g.Expect(r.Cluster).To(Equal("beta"))
+		g.Expect(r.Bytes).To(BeEquivalentTo(size))
+		g.Expect(r.Seconds).To(BeNumerically(">", 0))
+	}
+
+	// What a tunnel whose MTU is too small for a segment does to an answer: the rest never
+	// comes. The proxy announces the whole answer and sends half of it.
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body[:len(body)/2])
+	}))
+	defer cut.Close()
+	out.Reset()
+	g.Expect(run(context.Background(), []string{"call", "--url", cut.URL + "/", "--count", "1", "--bytes", strconv.Itoa(size)}, &out, nil)).To(Succeed())
+	recs, err = datapath.ParseCallRecords(out.String(), 1)
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	g.Expect(recs[0].Error).To(ContainSubstring("the answer stopped after"))
+	g.Expect(recs[0].Bytes).To(BeZero())
+
+	// A byte changed on the way.
+	flip := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		body[len(body)-5]++
+		_, _ = w.Write(body)
+	}))
+	defer flip.Close()
+	out.Reset()
+	g.Expect(run(context.Background(), []string{"call", "--url", flip.URL + "/", "--count", "1", "--bytes", strconv.Itoa(size)}, &out, nil)).To(Succeed())
+	recs, err = datapath.ParseCallRecords(out.String(), 1)
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	g.Expect(recs[0].Error).To(ContainSubstring("byte 1048588 of 1048593"))
+
+	g.Expect(run(context.Background(), []string{"call", "--url", srv.URL, "--bytes", "-1"}, &out, nil)).To(MatchError(ContainSubstring("--bytes -1")))
+	resp, err := http.Get(srv.URL + "/?bytes=lots")
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
 }
