@@ -306,7 +306,7 @@ func PrintFleet(ctx context.Context, out io.Writer, namespace string, clusters [
 		targets = append(targets, t)
 	}
 	q := status.Query{Namespace: namespace, Timeout: 3 * time.Second}
-	report := status.Merge(status.Collect(ctx, targets, q, nil), q)
+	report := status.Read(ctx, targets, q, nil)
 	fmt.Fprintln(out)
 	if err := status.PrintReport(out, report, status.FormatTable, status.ViewWorkloads, status.PrintOptions{}); err != nil {
 		fmt.Fprintf(out, "  (polykube-status could not print: %v)\n", err)

@@ -246,7 +246,7 @@ func (c *cli) runFleet(ctx context.Context, names []string, view string) error {
 			return status.Usagef("workload pattern %q is malformed: %v", p, err)
 		}
 	}
-	read := func(ctx context.Context) status.Report { return status.Merge(status.Collect(ctx, targets, q, nil), q) }
+	read := func(ctx context.Context) status.Report { return status.Read(ctx, targets, q, nil) }
 	var report status.Report
 	if c.watch {
 		return c.watchFleet(ctx, targets, q, read, view)

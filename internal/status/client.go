@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,8 +26,22 @@ type Reader interface {
 	List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error
 }
 
-// readOnly hides every method of the wrapped client except Get and List.
-type readOnly struct{ r client.Reader }
+// readOnly hides every method of the wrapped client except Get and List (and streamList, a GET
+// of a list whose body is read as it arrives).
+type readOnly struct {
+	r   client.Reader
+	raw rest.Interface
+}
+
+func (c readOnly) streamList(ctx context.Context, path string, params url.Values) (io.ReadCloser, error) {
+	req := c.raw.Get().AbsPath(path).SetHeader("Accept", "application/json")
+	for k, vs := range params {
+		for _, v := range vs {
+			req.Param(k, v)
+		}
+	}
+	return req.Stream(ctx)
+}
 
 func (c readOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	return c.r.Get(ctx, key, obj, opts...)
@@ -108,9 +125,21 @@ func NewReader(cfg *rest.Config, timeout time.Duration) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(ReadOnlyConfig(cfg, timeout), client.Options{Scheme: s, Mapper: staticMapper()})
+	ro := ReadOnlyConfig(cfg, timeout)
+	// One HTTP client, so one connection pool, for both.
+	hc, err := rest.HTTPClientFor(ro)
 	if err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
-	return readOnly{r: c}, nil
+	c, err := client.New(ro, client.Options{Scheme: s, Mapper: staticMapper(), HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
+	}
+	rawCfg := rest.CopyConfig(ro)
+	rawCfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(rawCfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
+	}
+	return readOnly{r: c, raw: raw}, nil
 }

@@ -57,6 +57,10 @@ type Snapshot struct {
 	// ServiceEndpoints and DatastoreBindings are read for the failures their operator reports.
 	ServiceEndpoints  []polykubev1alpha1.ServiceEndpoint
 	DatastoreBindings []polykubev1alpha1.DatastoreBinding
+
+	// objs holds the Workloads and Deployments in compact form between collect and Merge, in
+	// place of the two fields above (Read); Collect moves them into those fields.
+	objs *reducedObjects
 }
 
 // Query says what to read in every cluster.
@@ -80,6 +84,21 @@ type ReaderFactory func(t Target, timeout time.Duration) (Reader, error)
 // takes about one timeout per q.Parallel clusters that do not answer. It never fails as a whole:
 // a context that cannot be read is a Snapshot with Err and Reason.
 func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) []Snapshot {
+	out := collect(ctx, targets, q, newReader)
+	for i := range out {
+		out[i].objs.expand(&out[i])
+		out[i].objs = nil
+	}
+	return out
+}
+
+// Read is Merge(Collect(...)) holding each cluster's Workloads and Deployments in their
+// compact form only (reduced.go), never as full objects: what the CLI runs.
+func Read(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) Report {
+	return Merge(collect(ctx, targets, q, newReader), q)
+}
+
+func collect(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) []Snapshot {
 	if q.Timeout <= 0 {
 		q.Timeout = DefaultTimeout
 	}
@@ -89,9 +108,10 @@ func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFac
 	if newReader == nil {
 		newReader = func(t Target, timeout time.Duration) (Reader, error) { return NewReader(t.Config, timeout) }
 	}
+	sh := newSharer()
 	out := make([]Snapshot, len(targets))
 	eachTarget(ctx, len(targets), q.Parallel, q.Timeout, func(cctx context.Context, i int) {
-		out[i] = collectWithin(cctx, targets[i], q, newReader)
+		out[i] = collectWithin(cctx, targets[i], q, newReader, sh)
 	}, func(i int, err error) {
 		// Interrupted: the contexts not started yet are not read at all.
 		t := targets[i]
@@ -136,10 +156,10 @@ func eachTarget(ctx context.Context, n, parallel int, timeout time.Duration, do 
 // with the run when the CLI wrapped it (GuardExecPlugins). The abandoned read also gives back
 // its slot, so the plugins still running may exceed q.Parallel: holding the slot would let a
 // few hung plugins stall every cluster behind them.
-func collectWithin(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
+func collectWithin(ctx context.Context, t Target, q Query, newReader ReaderFactory, sh *sharer) Snapshot {
 	// Buffered, so that an abandoned read can still deliver its snapshot and end.
 	done := make(chan Snapshot, 1)
-	go func() { done <- collectOne(ctx, t, q, newReader) }()
+	go func() { done <- collectOne(ctx, t, q, newReader, sh) }()
 	select {
 	case s := <-done:
 		return s
@@ -176,7 +196,7 @@ func abandoned(ctx context.Context, t Target, q Query) Snapshot {
 	return s
 }
 
-func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory) Snapshot {
+func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory, sh *sharer) Snapshot {
 	s := Snapshot{Context: t.Context, Server: t.Server}
 	if t.ConfigErr != nil {
 		s.Err, s.Reason = t.ConfigErr, ReasonConfigError
@@ -187,10 +207,11 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 		s.Err, s.Reason = err, ReasonConfigError
 		return s
 	}
+	objs := &reducedObjects{}
 	fail := func(what string, err error) Snapshot {
 		s.Reason = Classify(ctx, err)
 		s.Err = fmt.Errorf("list %s: %w", what, nameThePlugin(t, err))
-		s.Workloads, s.Federations, s.ClusterMembers, s.Deployments = nil, nil, nil, nil
+		s.Federations, s.ClusterMembers = nil, nil
 		return s
 	}
 	var nsOpts []client.ListOption
@@ -199,61 +220,72 @@ func collectOne(ctx context.Context, t Target, q Query, newReader ReaderFactory)
 	}
 	l := pagedLister{r: r, pageSize: q.PageSize}
 
-	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.WorkloadList{} }, nsOpts, func(o runtime.Object) {
-		s.Workloads = append(s.Workloads, reduceWorkload(o.(*polykubev1alpha1.Workload)))
-	}, func() { s.Workloads = nil })
+	err = l.polykubeItems(ctx, "workloads", q.Namespace, func() client.ObjectList { return &polykubev1alpha1.WorkloadList{} }, nsOpts,
+		func(raw []byte) error {
+			c, err := workloadCopyOf(raw, sh)
+			if err == nil {
+				objs.workloads = append(objs.workloads, c)
+			}
+			return err
+		}, func(o runtime.Object) {
+			w := o.(*polykubev1alpha1.Workload)
+			spec := w.Spec
+			objs.workloads = append(objs.workloads, workloadCopy{meta: reducedMeta(w.ObjectMeta), spec: &spec, status: w.Status})
+		}, func() { objs.workloads = nil })
 	if err != nil {
 		return fail("workloads.polykube.kismet.io", err)
 	}
-	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.FederationList{} }, nil, func(o runtime.Object) {
-		f := o.(*polykubev1alpha1.Federation)
-		f.ObjectMeta = reducedMeta(f.ObjectMeta)
-		s.Federations = append(s.Federations, *f)
-	}, func() { s.Federations = nil })
+	err = polykubeKind(ctx, l, "federations", "", func() client.ObjectList { return &polykubev1alpha1.FederationList{} }, nil,
+		func(f *polykubev1alpha1.Federation) {
+			f.ObjectMeta = reducedMeta(f.ObjectMeta)
+			s.Federations = append(s.Federations, *f)
+		}, func() { s.Federations = nil })
 	if err != nil {
 		return fail("federations.polykube.kismet.io", err)
 	}
-	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.ClusterMemberList{} }, nil, func(o runtime.Object) {
-		cm := o.(*polykubev1alpha1.ClusterMember)
-		cm.ObjectMeta = reducedMeta(cm.ObjectMeta)
-		s.ClusterMembers = append(s.ClusterMembers, *cm)
-	}, func() { s.ClusterMembers = nil })
+	err = polykubeKind(ctx, l, "clustermembers", "", func() client.ObjectList { return &polykubev1alpha1.ClusterMemberList{} }, nil,
+		func(cm *polykubev1alpha1.ClusterMember) {
+			cm.ObjectMeta = reducedMeta(cm.ObjectMeta)
+			s.ClusterMembers = append(s.ClusterMembers, *cm)
+		}, func() { s.ClusterMembers = nil })
 	if err != nil {
 		return fail("clustermembers.polykube.kismet.io", err)
 	}
 
 	// ServiceEndpoints and DatastoreBindings have nothing but their conditions to show: a
 	// cluster where they cannot be read is reported incomplete, like one without Deployments.
-	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.ServiceEndpointList{} }, nsOpts, func(o runtime.Object) {
-		se := o.(*polykubev1alpha1.ServiceEndpoint)
-		se.ObjectMeta = reducedMeta(se.ObjectMeta)
-		s.ServiceEndpoints = append(s.ServiceEndpoints, *se)
-	}, func() { s.ServiceEndpoints = nil })
+	err = polykubeKind(ctx, l, "serviceendpoints", q.Namespace, func() client.ObjectList { return &polykubev1alpha1.ServiceEndpointList{} }, nsOpts,
+		func(se *polykubev1alpha1.ServiceEndpoint) {
+			se.ObjectMeta = reducedMeta(se.ObjectMeta)
+			s.ServiceEndpoints = append(s.ServiceEndpoints, *se)
+		}, func() { s.ServiceEndpoints = nil })
 	if err != nil {
 		s.ServiceEndpoints = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list serviceendpoints.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
 	}
-	err = l.each(ctx, func() client.ObjectList { return &polykubev1alpha1.DatastoreBindingList{} }, nsOpts, func(o runtime.Object) {
-		db := o.(*polykubev1alpha1.DatastoreBinding)
-		db.ObjectMeta = reducedMeta(db.ObjectMeta)
-		s.DatastoreBindings = append(s.DatastoreBindings, *db)
-	}, func() { s.DatastoreBindings = nil })
+	err = polykubeKind(ctx, l, "datastorebindings", q.Namespace, func() client.ObjectList { return &polykubev1alpha1.DatastoreBindingList{} }, nsOpts,
+		func(db *polykubev1alpha1.DatastoreBinding) {
+			db.ObjectMeta = reducedMeta(db.ObjectMeta)
+			s.DatastoreBindings = append(s.DatastoreBindings, *db)
+		}, func() { s.DatastoreBindings = nil })
 	if err != nil {
 		s.DatastoreBindings = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list datastorebindings.polykube.kismet.io: %s: %v (their failures are not shown; bind the current polykube-status-reader ClusterRole)", Classify(ctx, err), err))
 	}
 
 	// Deployments only sharpen the untargeted-replicas check; without them the rest stands.
+	// They are read through the typed client, which asks for protobuf.
 	managed, _ := labels.NewRequirement(polykubev1alpha1.ManagedByLabel, selection.Equals, []string{polykubev1alpha1.ManagedByValue})
 	hasWorkload, _ := labels.NewRequirement(polykubev1alpha1.WorkloadNameLabel, selection.Exists, nil)
 	depOpts := append(append([]client.ListOption(nil), nsOpts...), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*managed, *hasWorkload)})
 	err = l.each(ctx, func() client.ObjectList { return &appsv1.DeploymentList{} }, depOpts, func(o runtime.Object) {
-		s.Deployments = append(s.Deployments, reduceDeployment(o.(*appsv1.Deployment)))
-	}, func() { s.Deployments = nil })
+		objs.deployments = append(objs.deployments, deploymentCopyOf(o.(*appsv1.Deployment), sh))
+	}, func() { objs.deployments = nil })
 	if err != nil {
-		s.Deployments = nil
+		objs.deployments = nil
 		s.Warnings = append(s.Warnings, fmt.Sprintf("list deployments.apps: %s: %v (untargeted replicas are checked from Workload status only)", Classify(ctx, err), err))
 	}
+	s.objs = objs
 	return s
 }
 

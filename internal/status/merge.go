@@ -15,7 +15,12 @@ func Merge(snaps []Snapshot, q Query) Report {
 	if q.Timeout <= 0 {
 		q.Timeout = DefaultTimeout
 	}
-	m := &merger{snaps: snaps, q: q}
+	m := &merger{snaps: snaps, q: q, objs: make([]*reducedObjects, len(snaps))}
+	for i := range snaps {
+		if m.objs[i] = snaps[i].objs; m.objs[i] == nil {
+			m.objs[i] = reducedOf(&snaps[i])
+		}
+	}
 	m.report = Report{
 		APIVersion:    APIVersion,
 		Kind:          KindFleetStatus,
@@ -39,7 +44,9 @@ func Merge(snaps []Snapshot, q Query) Report {
 }
 
 type merger struct {
-	snaps  []Snapshot
+	snaps []Snapshot
+	// objs are the Workloads and Deployments of each snapshot, in compact form.
+	objs   []*reducedObjects
 	q      Query
 	names  []string // resolved cluster name per snapshot
 	report Report
@@ -48,6 +55,8 @@ type merger struct {
 	// rosterAffected names the Workloads (namespace/name) whose copies resolve different
 	// targets because the clusters' rosters differ.
 	rosterAffected []string
+	// templates holds the effective templates of the Workload whose row is being built (render).
+	templates map[renderKey]renderedTemplate
 	// rosterGroups maps each snapshot to the first one holding an equal roster (rosterGroup).
 	rosterGroups []int
 }

@@ -13,12 +13,12 @@ import (
 func (m *merger) clusters() {
 	m.names = make([]string, len(m.snaps))
 	for i, s := range m.snaps {
-		name, source := ResolveClusterName(s)
+		name, source := resolveClusterName(s, m.objs[i].workloads)
 		m.names[i] = name
 		row := ClusterRow{
 			Context: s.Context, Cluster: name, NameSource: source, Server: s.Server,
 			Reachable: s.Err == nil, Reason: ReasonOK, Warnings: s.Warnings,
-			Workloads: len(s.Workloads), Federations: len(s.Federations),
+			Workloads: len(m.objs[i].workloads), Federations: len(s.Federations),
 		}
 		if s.Err != nil {
 			row.Reason = s.Reason
@@ -61,6 +61,14 @@ func (m *merger) clusters() {
 // (Federation status.localCluster, else the most common Workload status.cluster) and where it
 // came from, or the context name when the operator wrote none.
 func ResolveClusterName(s Snapshot) (name, source string) {
+	objs := s.objs
+	if objs == nil {
+		objs = reducedOf(&s)
+	}
+	return resolveClusterName(s, objs.workloads)
+}
+
+func resolveClusterName(s Snapshot, workloads []workloadCopy) (name, source string) {
 	if s.Err == nil {
 		feds := append([]polykubev1alpha1.Federation(nil), s.Federations...)
 		sort.Slice(feds, func(i, j int) bool { return feds[i].Name < feds[j].Name })
@@ -70,9 +78,9 @@ func ResolveClusterName(s Snapshot) (name, source string) {
 			}
 		}
 		count := map[string]int{}
-		for _, w := range s.Workloads {
-			if w.Status.Cluster != "" {
-				count[w.Status.Cluster]++
+		for i := range workloads {
+			if c := workloads[i].status.Cluster; c != "" {
+				count[c]++
 			}
 		}
 		best := ""

@@ -34,10 +34,46 @@ type TemplateView struct {
 	Images []string `json:"images,omitempty"`
 }
 
-// checkTemplate recomputes the effective template of the copy w in snapshot i, records it in
-// cell and flags a report that differs from it. dep is that cluster's polykube-managed
-// Deployment of the Workload (nil: none read).
-func (m *merger) checkTemplate(object string, i int, w *polykubev1alpha1.Workload, dep *appsv1.Deployment, cell *WorkloadInCluster) {
+// renderKey names an effective template among the copies of one Workload: the copies of one
+// spec group, in clusters of one roster group, for the ClusterMember of one name render the
+// same template (EffectiveTemplate reads the spec and the member's name and spec only).
+type renderKey struct {
+	specGroup, rosterGroup int
+	member                 string
+}
+
+// renderedTemplate is EffectiveTemplate's result for a renderKey, with its hash and images.
+type renderedTemplate struct {
+	tmpl    corev1.PodTemplateSpec
+	applied []string
+	err     error
+	hash    string
+	images  []string
+}
+
+// render is EffectiveTemplate of spec for member, computed once per renderKey of the Workload
+// whose row is being built (m.templates is reset for each): 50 clusters holding the same spec
+// and roster would otherwise render and hash the same template 50 times.
+func (m *merger) render(key renderKey, spec polykubev1alpha1.WorkloadSpec, member *polykubev1alpha1.ClusterMember) renderedTemplate {
+	if r, ok := m.templates[key]; ok {
+		return r
+	}
+	var r renderedTemplate
+	if r.tmpl, r.applied, r.err = placement.EffectiveTemplate(spec, member); r.err == nil {
+		r.hash = placement.TemplateHash(r.tmpl)
+		r.images = ContainerImages(r.tmpl.Spec)
+	}
+	if m.templates == nil {
+		m.templates = map[renderKey]renderedTemplate{}
+	}
+	m.templates[key] = r
+	return r
+}
+
+// checkTemplate recomputes the effective template of the copy w in snapshot i (of spec group
+// specGroup), records it in cell and flags a report that differs from it. dep is that
+// cluster's polykube-managed Deployment of the Workload (nil: none read).
+func (m *merger) checkTemplate(object string, i, specGroup int, w *polykubev1alpha1.Workload, dep *appsv1.Deployment, cell *WorkloadInCluster) {
 	st := &w.Status
 	name := m.names[i]
 	if st.Cluster == "" || (st.EffectiveTemplateHash == "" && len(w.Spec.Overrides) == 0) {
@@ -59,14 +95,15 @@ func (m *merger) checkTemplate(object string, i int, w *polykubev1alpha1.Workloa
 		}
 		return
 	}
-	tmpl, applied, err := placement.EffectiveTemplate(w.Spec, member)
+	r := m.render(renderKey{specGroup: specGroup, rosterGroup: m.rosterGroup(i), member: st.Cluster}, w.Spec, member)
+	tmpl, applied, err := r.tmpl, r.applied, r.err
 	if err != nil {
 		m.flag(DisagreeInvalidSpec, object, []string{name}, "the copy in %s cannot be rendered: %v; fix the manifest in Git", name, err)
 		return
 	}
 	view.ExpectedOverrides = applied
-	view.ExpectedTemplateHash = placement.TemplateHash(tmpl)
-	view.Images = ContainerImages(tmpl.Spec)
+	view.ExpectedTemplateHash = r.hash
+	view.Images = r.images
 
 	if st.ObservedGeneration != w.Generation {
 		// A status behind its spec is reported as not ready; comparing it would say the same twice.

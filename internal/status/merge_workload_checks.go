@@ -26,8 +26,11 @@ type copiesOf struct {
 	// expectedBy is the allocation of each copy over its own cluster's roster (nil when its
 	// spec cannot be allocated); resolvedBy the targets it resolves there (nil likewise).
 	expectedBy []placement.Allocation
-	resolvedBy [][]string
-	row        *WorkloadRow
+	// expectedDigest is placement.AllocationDigest of each expectedBy (computed once per group
+	// of copies with equal specs over equal rosters).
+	expectedDigest []string
+	resolvedBy     [][]string
+	row            *WorkloadRow
 }
 
 // workloadCheck flags one kind of disagreement among the copies of a Workload, or records in
@@ -176,7 +179,7 @@ func checkAllocationsExpected(m *merger, c *copiesOf) {
 			// The digest layout (decision 0013): compare the digest with that of the recomputation.
 			cell := c.row.Clusters[i]
 			if a := w.Status.Allocation; a != nil {
-				if want := placement.AllocationDigest(c.expectedBy[i]); a.Digest != want || int(a.Targets) != len(c.expectedBy[i]) {
+				if want := c.expectedDigest[i]; a.Digest != want || int(a.Targets) != len(c.expectedBy[i]) {
 					m.flag(DisagreeExpected, c.object, []string{m.names[i]},
 						"%s reports an allocation over %d targets (digest %s) but placement of its spec over its roster gives %s (digest %s): the operator in %s computes allocations differently (version skew?)",
 						m.names[i], a.Targets, a.Digest, formatShares(cell.Expected), want, m.names[i])
@@ -297,10 +300,12 @@ func checkSlicesReady(m *merger, c *copiesOf) {
 	}
 }
 
-// specGroupsOf partitions the snapshots holding a copy by equal spec.
-func specGroupsOf(present []int, copies []*polykubev1alpha1.Workload) [][]int {
+// specGroupsOf partitions the snapshots holding a copy by equal spec. Copies read with the same
+// spec JSON share one spec (specs, from their compact form) and need no comparison.
+func specGroupsOf(present []int, copies []*polykubev1alpha1.Workload, specs []*polykubev1alpha1.WorkloadSpec) [][]int {
 	return groupBy(present, func(a, b int) bool {
-		return apiequality.Semantic.DeepEqual(specForComparison(copies[a]), specForComparison(copies[b]))
+		return specs[a] == specs[b] ||
+			apiequality.Semantic.DeepEqual(specForComparison(copies[a]), specForComparison(copies[b]))
 	})
 }
 

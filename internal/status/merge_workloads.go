@@ -35,36 +35,37 @@ func (k wlKey) String() string { return k.ns + "/" + k.name }
 
 // workloads builds one row per Workload and checks the copies against each other.
 func (m *merger) workloads() {
-	copies := map[wlKey][]*polykubev1alpha1.Workload{}
-	deps := map[wlKey][]*appsv1.Deployment{}
-	for i, s := range m.snaps {
+	copies := map[wlKey][]*workloadCopy{}
+	deps := map[wlKey][]*deploymentCopy{}
+	for i := range m.snaps {
 		if !m.reachable(i) {
 			continue
 		}
-		for j := range s.Workloads {
-			w := &s.Workloads[j]
-			if !m.matches(w.Name) || m.q.Namespace != "" && w.Namespace != m.q.Namespace {
+		objs := m.objs[i]
+		for j := range objs.workloads {
+			w := &objs.workloads[j]
+			if !m.matches(w.meta.Name) || m.q.Namespace != "" && w.meta.Namespace != m.q.Namespace {
 				continue
 			}
-			k := wlKey{w.Namespace, w.Name}
+			k := wlKey{w.meta.Namespace, w.meta.Name}
 			if copies[k] == nil {
-				copies[k] = make([]*polykubev1alpha1.Workload, len(m.snaps))
+				copies[k] = make([]*workloadCopy, len(m.snaps))
 			}
 			copies[k][i] = w
 		}
-		for j := range s.Deployments {
-			d := &s.Deployments[j]
-			name := d.Labels[polykubev1alpha1.WorkloadNameLabel]
-			if name == "" || !m.matches(name) || m.q.Namespace != "" && d.Namespace != m.q.Namespace {
+		for j := range objs.deployments {
+			d := &objs.deployments[j]
+			name := d.labels[polykubev1alpha1.WorkloadNameLabel]
+			if name == "" || !m.matches(name) || m.q.Namespace != "" && d.namespace != m.q.Namespace {
 				continue
 			}
-			k := wlKey{d.Namespace, name}
+			k := wlKey{d.namespace, name}
 			if deps[k] == nil {
-				deps[k] = make([]*appsv1.Deployment, len(m.snaps))
+				deps[k] = make([]*deploymentCopy, len(m.snaps))
 			}
 			deps[k][i] = d
 			if copies[k] == nil {
-				copies[k] = make([]*polykubev1alpha1.Workload, len(m.snaps))
+				copies[k] = make([]*workloadCopy, len(m.snaps))
 			}
 		}
 	}
@@ -80,7 +81,26 @@ func (m *merger) workloads() {
 		return keys[i].name < keys[j].name
 	})
 	for _, k := range keys {
-		m.report.Workloads = append(m.report.Workloads, m.workload(k, copies[k], deps[k]))
+		// The full objects of one Workload at a time: garbage once its row is built.
+		ws := make([]*polykubev1alpha1.Workload, len(m.snaps))
+		specs := make([]*polykubev1alpha1.WorkloadSpec, len(m.snaps))
+		for i, c := range copies[k] {
+			if c != nil {
+				w := c.workload()
+				ws[i], specs[i] = &w, c.spec
+			}
+		}
+		var ds []*appsv1.Deployment
+		if deps[k] != nil {
+			ds = make([]*appsv1.Deployment, len(m.snaps))
+			for i, c := range deps[k] {
+				if c != nil {
+					d := c.deployment()
+					ds[i] = &d
+				}
+			}
+		}
+		m.report.Workloads = append(m.report.Workloads, m.workload(k, ws, specs, ds))
 	}
 
 	for _, p := range m.q.Names {
@@ -97,12 +117,14 @@ func (m *merger) workloads() {
 	}
 }
 
-func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*appsv1.Deployment) WorkloadRow {
+func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, specs []*polykubev1alpha1.WorkloadSpec, deps []*appsv1.Deployment) WorkloadRow {
 	object := "Workload " + k.String()
 	row := WorkloadRow{Namespace: k.ns, Name: k.name}
 	firstDisagreement := len(m.report.Disagreements)
 	var present, absent []int
 	expectedBy := make([]placement.Allocation, len(m.snaps))
+	// expectedDigest is placement.AllocationDigest of expectedBy, where that is set.
+	expectedDigest := make([]string, len(m.snaps))
 	// resolvedBy is the target list each copy resolves from its own cluster's roster (nil when
 	// its spec is invalid).
 	resolvedBy := make([][]string, len(m.snaps))
@@ -115,7 +137,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 			withCopy = append(withCopy, i)
 		}
 	}
-	specGroups := specGroupsOf(withCopy, copies)
+	specGroups := specGroupsOf(withCopy, copies, specs)
 	specGroupOf := make([]int, len(m.snaps))
 	for g, idx := range specGroups {
 		for _, i := range idx {
@@ -123,6 +145,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 		}
 	}
 	placed := map[[2]int]placementOf{}
+	clear(m.templates)
 
 	for i := range m.snaps {
 		cell := WorkloadInCluster{Context: m.snaps[i].Context, Cluster: m.names[i], State: StateUnknown}
@@ -179,12 +202,15 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 				"the copy in %s cannot be allocated: %v; fix the manifest in Git", m.names[i], err)
 		default:
 			expectedBy[i] = alloc
-			cell.Expected = SharesOf(alloc)
+			// Shared by the cells of the group: the report's largest part at C = 50 otherwise
+			// (C shares in each of C cells of every Workload).
+			cell.Expected = p.shares
 		}
+		expectedDigest[i] = p.digest
 		if m.markSuspended(i, w, &cell); !cell.Suspended {
 			// A suspended copy's Deployment may carry a deliberate hand edit.
 			m.workloadFailure(i, w, &cell)
-			m.checkTemplate(object, i, w, deploymentAt(deps, i), &cell)
+			m.checkTemplate(object, i, specGroupOf[i], w, deploymentAt(deps, i), &cell)
 		}
 		m.checkFailover(object, i, w, &cell)
 		row.Clusters = append(row.Clusters, cell)
@@ -194,7 +220,7 @@ func (m *merger) workload(k wlKey, copies []*polykubev1alpha1.Workload, deps []*
 
 	c := &copiesOf{
 		object: object, copies: copies, deps: deps, present: present, absent: absent,
-		specGroups: specGroups, expectedBy: expectedBy, resolvedBy: resolvedBy, row: &row,
+		specGroups: specGroups, expectedBy: expectedBy, expectedDigest: expectedDigest, resolvedBy: resolvedBy, row: &row,
 	}
 	// The fleet expects one allocation when the copies agree on the spec.
 	if len(present) > 0 && len(c.specGroups) == 1 {
@@ -239,6 +265,10 @@ type placementOf struct {
 	resolved []string
 	alloc    placement.Allocation
 	allocErr error
+	// shares are alloc as shares and digest its digest (that of no target when the spec
+	// selects none), computed once for every copy of the group.
+	shares []Share
+	digest string
 }
 
 func placementIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.ClusterMember) placementOf {
@@ -249,6 +279,12 @@ func placementIn(w *polykubev1alpha1.Workload, roster []polykubev1alpha1.Cluster
 		p.resolved = []string{}
 	}
 	p.alloc, p.allocErr = placement.ForWorkloadIn(w, roster)
+	switch {
+	case p.allocErr == nil:
+		p.shares, p.digest = SharesOf(p.alloc), placement.AllocationDigest(p.alloc)
+	case errors.Is(p.allocErr, placement.ErrNoTargets):
+		p.digest = placement.AllocationDigest(placement.Allocation{})
+	}
 	return p
 }
 

@@ -369,7 +369,7 @@ func (r *runner) statusExit(ctx context.Context) int {
 		}
 	}
 	q := status.Query{Namespace: Namespace, Timeout: 10 * time.Second, Parallel: len(targets)}
-	return status.Merge(status.Collect(ctx, targets, q, nil), q).Summary.ExitCode
+	return status.Read(ctx, targets, q, nil).Summary.ExitCode
 }
 
 // readAll reads every cluster concurrently.

@@ -34,7 +34,7 @@ func (sc *Scenario) RunStatus(ctx context.Context, format string) (*StatusRun, e
 		targets = append(targets, t)
 	}
 	q := status.Query{Namespace: sc.Namespace, Timeout: sc.Config.Wait(WaitStatus).Timeout.Duration}
-	report := status.Merge(status.Collect(ctx, targets, q, nil), q)
+	report := status.Read(ctx, targets, q, nil)
 	var out bytes.Buffer
 	if err := status.PrintReport(&out, report, format, status.ViewWorkloads, status.PrintOptions{}); err != nil {
 		return nil, fmt.Errorf("print the polykube-status report as %s: %w", format, err)
