@@ -3,21 +3,17 @@ package status
 import (
 	"context"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	polykubev1alpha1 "github.com/polykube/polykube/api/v1alpha1"
 )
 
 // DefaultPageSize is how many objects one list request asks for: kubectl's default chunk size.
-// A cluster's 1,000 Workloads at C = 50 are about 7 MB of JSON; read in pages of 500, only two
-// pages are decoded at a time (the one being reduced, the next one arriving).
+// The Polykube lists are decoded an item at a time as a page arrives (stream.go); a page of
+// Deployments is decoded whole and reduced while the next one arrives.
 const DefaultPageSize = 500
 
 // pagedLister lists through client-go's pager: a page at a time, each item handed to keep as
@@ -76,36 +72,4 @@ func reducedMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		m.Annotations = a
 	}
 	return m
-}
-
-// reduceWorkload is the copy of w a snapshot keeps: every view reads its spec and status.
-func reduceWorkload(w *polykubev1alpha1.Workload) polykubev1alpha1.Workload {
-	out := *w
-	out.ObjectMeta = reducedMeta(w.ObjectMeta)
-	return out
-}
-
-// reduceDeployment is what the merge reads of an operator's Deployment: its name and labels
-// (which Workload, which cluster), its replicas (spec and status) and the name and image of each
-// container (merge_overrides.go compares the images with the effective template).
-func reduceDeployment(d *appsv1.Deployment) appsv1.Deployment {
-	out := appsv1.Deployment{
-		TypeMeta:   d.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name, Labels: d.Labels, Generation: d.Generation},
-		Spec:       appsv1.DeploymentSpec{Replicas: d.Spec.Replicas},
-		Status:     appsv1.DeploymentStatus{Replicas: d.Status.Replicas},
-	}
-	images := func(cs []corev1.Container) []corev1.Container {
-		if cs == nil {
-			return nil
-		}
-		out := make([]corev1.Container, len(cs))
-		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Image: c.Image}
-		}
-		return out
-	}
-	out.Spec.Template.Spec.InitContainers = images(d.Spec.Template.Spec.InitContainers)
-	out.Spec.Template.Spec.Containers = images(d.Spec.Template.Spec.Containers)
-	return out
 }

@@ -43,7 +43,9 @@ func (c *workloadCopy) workload() polykubev1alpha1.Workload {
 	return polykubev1alpha1.Workload{TypeMeta: workloadTypeMeta, ObjectMeta: c.meta, Spec: *c.spec, Status: c.status}
 }
 
-// deploymentCopy is what the merge reads of an operator's Deployment (see reduceDeployment).
+// deploymentCopy is what the merge reads of an operator's Deployment: its name and labels (which
+// Workload, which cluster), its replicas (spec and status) and the name and image of each
+// container (merge_overrides.go compares the images with the effective template).
 type deploymentCopy struct {
 	namespace, name string
 	labels          map[string]string
@@ -105,7 +107,7 @@ func (r *reducedObjects) expand(s *Snapshot) {
 	}
 }
 
-// deploymentCopyOf reduces d (see reduceDeployment); with a sharer, its container lists and
+// deploymentCopyOf reduces d to a deploymentCopy; with a sharer, its container lists and
 // strings are shared with the equal ones of other clusters.
 func deploymentCopyOf(d *appsv1.Deployment, sh *sharer) deploymentCopy {
 	out := deploymentCopy{
