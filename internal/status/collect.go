@@ -82,7 +82,9 @@ type ReaderFactory func(t Target, timeout time.Duration) (Reader, error)
 // Collect queries the targets, q.Parallel at a time and each under its own deadline, and returns
 // the snapshots in target order. A cluster's deadline starts when its read starts, so a call
 // takes about one timeout per q.Parallel clusters that do not answer. It never fails as a whole:
-// a context that cannot be read is a Snapshot with Err and Reason.
+// a context that cannot be read is a Snapshot with Err and Reason. The copies of a Workload whose
+// spec is the same in several clusters share the spec's slices and maps: the snapshots are
+// read-only.
 func Collect(ctx context.Context, targets []Target, q Query, newReader ReaderFactory) []Snapshot {
 	out := collect(ctx, targets, q, newReader)
 	for i := range out {
