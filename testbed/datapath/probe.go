@@ -81,16 +81,8 @@ func PayloadJob(namespace, service string, n int, bytes int64, image string) *ba
 
 // CallPayload runs PayloadJob in the cluster and returns every call's record.
 func CallPayload(ctx context.Context, e *Env, cluster, namespace, service string, n int, bytes int64) ([]CallRecord, error) {
-	m, err := e.Member(cluster)
-	if err != nil {
-		return nil, err
-	}
-	job := PayloadJob(namespace, service, n, bytes, e.PolykubeImage())
-	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
-		return nil, nil
-	}
-	log, err := runJob(ctx, e, m, job)
-	if err != nil {
+	log, ran, err := runProbe(ctx, e, cluster, PayloadJob(namespace, service, n, bytes, e.PolykubeImage()))
+	if err != nil || !ran {
 		return nil, err
 	}
 	return ParseCallRecords(log, n)
@@ -139,19 +131,25 @@ func clientJob(namespace, generateName, image string, command ...string) *batchv
 // answers in call order: the answering cluster's name, or "" for a call that failed. In a dry
 // run it prints the Job and returns no answers.
 func Call(ctx context.Context, e *Env, cluster, namespace, service string, n int) ([]string, error) {
-	m, err := e.Member(cluster)
-	if err != nil {
-		return nil, err
-	}
-	job := ProbeJob(namespace, service, n, e.PolykubeImage())
-	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
-		return nil, nil
-	}
-	log, err := runJob(ctx, e, m, job)
-	if err != nil {
+	log, ran, err := runProbe(ctx, e, cluster, ProbeJob(namespace, service, n, e.PolykubeImage()))
+	if err != nil || !ran {
 		return nil, err
 	}
 	return ParseCalls(log, n)
+}
+
+// runProbe runs a client Job in a member and returns its pod's log; ran is false in a dry run,
+// which prints the Job instead.
+func runProbe(ctx context.Context, e *Env, cluster string, job *batchv1.Job) (log string, ran bool, err error) {
+	m, err := e.Member(cluster)
+	if err != nil {
+		return "", false, err
+	}
+	if !e.Runner.Note("run in %s, then read its pod's log:\n%s", m.Context, mustYAML(job)) {
+		return "", false, nil
+	}
+	log, err = runJob(ctx, e, m, job)
+	return log, err == nil, err
 }
 
 // CheckGitReachable runs GitReachJob in every member and fails, saying what to do, when a pod
