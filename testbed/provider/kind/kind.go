@@ -341,6 +341,17 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 	if err := p.writeKubeconfig(name); err != nil {
 		return err
 	}
+	// On an isolated topology the firewall and the overlay live in the node's network
+	// namespace, which the restart renewed: without them the cluster would be back but cut off
+	// from its peers.
+	if p.isolated() && p.opts.Topology.Overlay == topology.OverlayWireGuard {
+		if err := p.JoinInternet(ctx, name); err != nil {
+			return fmt.Errorf("cluster %s restarted: %w", name, err)
+		}
+		if err := p.restoreOverlay(ctx, name); err != nil {
+			return fmt.Errorf("cluster %s restarted, bring its overlay back: %w", name, err)
+		}
+	}
 	rc, err := provider.RESTConfig(p.KubeconfigPath(name), Context(name))
 	if err != nil {
 		return err

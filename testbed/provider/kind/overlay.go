@@ -80,6 +80,24 @@ func OverlayRoster(top *topology.Topology, endpoints map[string]string) []polyku
 // a member one overlay address, so one node per cluster is its gateway, and the routing of the
 // other nodes through it is not built.
 func (p *Provider) StartOverlay(ctx context.Context, binary string) ([]OverlayNode, error) {
+	return p.startOverlay(ctx, binary, "")
+}
+
+// restoreOverlay brings the overlay back after the nodes of cluster restarted: a restarted node
+// has a new network namespace (no WireGuard interface, no routes) and no agent, and Docker may
+// have given it another address on the internet network. The binary and the key pair are still
+// in the node (its /var survives a restart), so every node's peers are derived again, the
+// restarted node's agent is started afresh and the others reload their peers, as a mesh
+// controller would push a member's new endpoint.
+func (p *Provider) restoreOverlay(ctx context.Context, cluster string) error {
+	_, err := p.startOverlay(ctx, "", cluster)
+	return err
+}
+
+// startOverlay is StartOverlay; binary "" copies nothing (the nodes have it), and the agent of
+// the restarted cluster's node starts afresh (its pid file names a process of the node's
+// previous life).
+func (p *Provider) startOverlay(ctx context.Context, binary, restarted string) ([]OverlayNode, error) {
 	top := p.opts.Topology
 	if top == nil || top.Overlay != topology.OverlayWireGuard {
 		return nil, fmt.Errorf("the topology has no overlay: set network: isolated and overlay: wireguard")
@@ -120,8 +138,15 @@ func (p *Provider) StartOverlay(ctx context.Context, binary string) ([]OverlayNo
 		if n.NodeIP, err = netip.ParseAddr(own); err != nil {
 			return nil, fmt.Errorf("node %s has no address on its cluster's network %s", n.Node, ClusterNetwork(top, c.Name))
 		}
-		if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "cp", binary, n.Node+":"+nodeBinary)); err != nil {
-			return nil, fmt.Errorf("copy the test-bed binary into node %s: %w", n.Node, err)
+		if binary != "" {
+			if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "cp", binary, n.Node+":"+nodeBinary)); err != nil {
+				return nil, fmt.Errorf("copy the test-bed binary into node %s: %w", n.Node, err)
+			}
+		}
+		if c.Name == restarted {
+			if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "exec", n.Node, "rm", "-f", OverlayDir+"/agent.pid", OverlayDir+"/agent.log")); err != nil {
+				return nil, fmt.Errorf("clear the overlay agent's pid file in restarted node %s: %w", n.Node, err)
+			}
 		}
 		out, err := p.o.Runner.Run(ctx, execx.Command("docker", "exec", n.Node, nodeBinary, "overlay-key", "--node-state-dir", OverlayDir))
 		if err != nil {
