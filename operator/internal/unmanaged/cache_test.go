@@ -43,6 +43,8 @@ func TestNewCache_HoldsOnlyWhatPolykubeDidNotMake(t *testing.T) {
 	others, err := unmanaged.NewCache(cfg, cache.Options{Scheme: rectest.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = others.Start(ctx) }()
+	// A read before Start has begun fails (ErrCacheNotStarted): seen in a CI run.
+	g.Expect(others.WaitForCacheSync(ctx)).To(BeTrue())
 	names := func() []string {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(unmanaged.Deployment().GroupVersionKind())
