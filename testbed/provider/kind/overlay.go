@@ -144,7 +144,10 @@ func (p *Provider) startOverlay(ctx context.Context, binary, restarted string) (
 			}
 		}
 		if c.Name == restarted {
-			if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "exec", n.Node, "rm", "-f", OverlayDir+"/agent.pid", OverlayDir+"/agent.log")); err != nil {
+			// Only a node whose agent is gone: a start of a cluster that was running (a fault's
+			// heal after the scenario started it again) must keep its agent, not start a second.
+			clear := fmt.Sprintf(`pid=$(cat %[1]s/agent.pid 2>/dev/null) && grep -q serve-overlay-agent /proc/$pid/cmdline 2>/dev/null && exit 0; rm -f %[1]s/agent.pid %[1]s/agent.log`, OverlayDir)
+			if _, err := p.o.Runner.Run(ctx, execx.Command("docker", "exec", n.Node, "sh", "-c", clear)); err != nil {
 				return nil, fmt.Errorf("clear the overlay agent's pid file in restarted node %s: %w", n.Node, err)
 			}
 		}
@@ -250,7 +253,7 @@ func (p *Provider) applyPeers(ctx context.Context, n *OverlayNode, all []Overlay
 // bring-up line and its peers.
 func (p *Provider) startAgent(ctx context.Context, n *OverlayNode) error {
 	top := p.opts.Topology
-	script := fmt.Sprintf(`if [ -f %[1]s/agent.pid ] && kill -0 "$(cat %[1]s/agent.pid)" 2>/dev/null; then kill -HUP "$(cat %[1]s/agent.pid)"; exit 0; fi
+	script := fmt.Sprintf(`if [ -f %[1]s/agent.pid ] && grep -q serve-overlay-agent "/proc/$(cat %[1]s/agent.pid)/cmdline" 2>/dev/null; then kill -HUP "$(cat %[1]s/agent.pid)"; exit 0; fi
 [ -c /dev/net/tun ] || { mkdir -p /dev/net && mknod /dev/net/tun c 10 200; }
 echo $$ > %[1]s/agent.pid
 exec %[2]s serve-overlay-agent --interface %[3]s --node-state-dir %[1]s --address %[4]s --port %[5]d --underlay-mtu %[6]d --peers %[1]s/peers.json > %[1]s/agent.log 2>&1`,
