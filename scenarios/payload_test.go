@@ -36,4 +36,8 @@ func TestPayloadRun_Check(t *testing.T) {
 			t.Errorf("the error %q does not say %q", err, want)
 		}
 	}
+
+	if _, err := (payloadRun{from: "alpha", bytes: 1 << 20}).check(); err == nil || !strings.Contains(err.Error(), "no answer was fetched") {
+		t.Errorf("no calls at all passed, or said something else: %v", err)
+	}
 }

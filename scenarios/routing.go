@@ -78,11 +78,7 @@ func routingSteps(r *registry) {
 		return err
 	}))
 	r.step(`^a client in cluster "([^"]*)" calls the Service "([^"]*)" (\d+) times$`, func(ctx context.Context, cluster, service string, n int) (context.Context, error) {
-		s, err := scenario(ctx)
-		if err != nil {
-			return ctx, err
-		}
-		dp, err := s.Datapath()
+		s, dp, err := scenarioDatapath(ctx)
 		if err != nil {
 			return ctx, err
 		}
@@ -93,11 +89,7 @@ func routingSteps(r *registry) {
 		return context.WithValue(ctx, answersKey{}, answers), nil
 	})
 	r.step(`^a client in cluster "([^"]*)" fetches (\d+) answers of (\d+) KiB each from the Service "([^"]*)"$`, func(ctx context.Context, cluster string, n, kib int, service string) (context.Context, error) {
-		s, err := scenario(ctx)
-		if err != nil {
-			return ctx, err
-		}
-		dp, err := s.Datapath()
+		s, dp, err := scenarioDatapath(ctx)
 		if err != nil {
 			return ctx, err
 		}
@@ -180,6 +172,16 @@ func routingSteps(r *registry) {
 	})
 }
 
+// scenarioDatapath is the step's scenario and its federation's datapath.
+func scenarioDatapath(ctx context.Context) (*harness.Scenario, harness.Datapath, error) {
+	s, err := scenario(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dp, err := s.Datapath()
+	return s, dp, err
+}
+
 type payloadKey struct{}
 
 // payloadRun is one client's fetches of answers that carry a payload.
@@ -208,6 +210,9 @@ func (p payloadRun) check() (string, error) {
 	}
 	if len(failed) > 0 {
 		return "", fmt.Errorf("%d of %d answers of %d bytes did not arrive whole in %s: %s", len(failed), len(p.calls), p.bytes, p.from, strings.Join(failed, "; "))
+	}
+	if len(secs) == 0 {
+		return "", fmt.Errorf("no answer was fetched in %s: ask for at least one", p.from)
 	}
 	slices.Sort(secs)
 	med := secs[len(secs)/2]

@@ -176,7 +176,9 @@ func handler(cluster, pod string) (http.Handler, error) {
 	return mux, nil
 }
 
-// record is one line of `call` output; testbed/datapath.ParseCalls reads it. Bytes and Seconds
+// record is one line of `call` output; testbed/datapath.ParseCalls reads it into its CallRecord,
+// which has the same fields. It is kept here, not imported, so that this binary, which runs in
+// every probe pod, does not link the test bed's Kubernetes clients. Bytes and Seconds
 // are given for a call that asked for a payload: the bytes that arrived whole, and the call's
 // time from request to the last byte.
 type record struct {
