@@ -32,22 +32,21 @@ import (
 	"github.com/polykube/polykube/placement"
 )
 
-// count is the number of Workloads (and Deployments); POLYKUBE_BENCH_COUNT overrides it.
-var count = func() int {
-	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_COUNT")); err == nil && n > 0 {
+// envInt is the whole number the environment variable name gives, when it is at least least;
+// else def.
+func envInt(name string, def, least int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n >= least {
 		return n
 	}
-	return 1000
-}()
+	return def
+}
+
+// count is the number of Workloads (and Deployments); POLYKUBE_BENCH_COUNT overrides it.
+var count = envInt("POLYKUBE_BENCH_COUNT", 1000, 1)
 
 // reconcileWorkers is the operator's --max-concurrent-reconciles (its default unless
 // POLYKUBE_BENCH_WORKERS overrides it).
-var reconcileWorkers = func() int {
-	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_WORKERS")); err == nil && n > 0 {
-		return n
-	}
-	return flags.DefaultMaxConcurrentReconciles
-}()
+var reconcileWorkers = envInt("POLYKUBE_BENCH_WORKERS", flags.DefaultMaxConcurrentReconciles, 1)
 
 const (
 	applyWorkers      = 8

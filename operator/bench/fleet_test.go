@@ -50,12 +50,7 @@ var fleetSizes = func() []int {
 // POLYKUBE_BENCH_FLEET_W overrides it. The issue asks for 1,000; 200 is the default because at
 // 511 members 1,000 Workloads' first statuses alone are about 50 MB of writes, which took this
 // 2-core machine, loaded, longer than a bench run may (the C = 3 run at W = 1,000 took 202 s).
-var fleetWorkloads = func() int {
-	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_FLEET_W")); err == nil && n >= 10 {
-		return n
-	}
-	return 200
-}()
+var fleetWorkloads = envInt("POLYKUBE_BENCH_FLEET_W", 200, 10)
 
 // restartProfile, when POLYKUBE_BENCH_FLEET_PROFILE is set, is a path prefix: the restart phase
 // of each size C (the figure "operator CPU per Workload") is CPU-profiled into <prefix>-C<C>.prof,

@@ -3,10 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,12 +26,7 @@ import (
 
 // foreignCount is the number of foreign objects of each kind (Deployments, Services,
 // EndpointSlices); POLYKUBE_BENCH_FOREIGN overrides it.
-var foreignCount = func() int {
-	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_FOREIGN")); err == nil && n > 0 {
-		return n
-	}
-	return 10000
-}()
+var foreignCount = envInt("POLYKUBE_BENCH_FOREIGN", 10000, 1)
 
 const (
 	// ownWorkloads run beside the foreign objects, so the operator has something to manage.

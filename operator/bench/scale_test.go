@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,12 +20,7 @@ import (
 // scaleW is the large size of BenchmarkConvergeAtScale: the Workloads, and the foreign
 // Deployments and EndpointSlices beside them; POLYKUBE_BENCH_W overrides it (a quick run:
 // POLYKUBE_BENCH_W=2000).
-var scaleW = func() int {
-	if n, err := strconv.Atoi(os.Getenv("POLYKUBE_BENCH_W")); err == nil && n > 0 {
-		return n
-	}
-	return 10000
-}()
+var scaleW = envInt("POLYKUBE_BENCH_W", 10000, 1)
 
 // churnPerSecond is how many foreign Deployments, and as many foreign EndpointSlices, the churn
 // driver changes per second while BenchmarkConvergeAtScale measures: the same noise for the
